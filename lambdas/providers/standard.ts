@@ -1,0 +1,144 @@
+/**
+ * Standard Webhooks (and Svix, which uses the same scheme under `svix-*` header names):
+ * `webhook-signature: v1,<base64> [v1,<base64> ...]`, HMAC-SHA256 of
+ * `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with the base64-decoded secret.
+ * https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md
+ */
+import {
+  decodeBase64,
+  effectiveTolerance,
+  field,
+  hmacSha256,
+  idString,
+  isoToEpochSeconds,
+  nonEmptyString,
+  parseJsonObject,
+  parseUnixSeconds,
+  readHeader,
+  safeEqualAny,
+  usableSecrets,
+  withinTolerance,
+} from './crypto';
+import type { ExtractResult, Provider, VerifyOptions, VerifyResult, WebhookRequest } from './types';
+
+/** The reference libraries' `WEBHOOK_TOLERANCE_IN_SECONDS`. */
+const DEFAULT_TOLERANCE_SECONDS = 5 * 60;
+const SECRET_PREFIX = 'whsec_';
+
+interface StandardHeaders {
+  readonly id: string | undefined;
+  readonly timestamp: string | undefined;
+  readonly signature: string | undefined;
+}
+
+/**
+ * The `webhook-*` headers when any of them is present, else the `svix-*` ones. The three are read
+ * as one set so that a delivery can never mix an id from one naming with a signature from the other.
+ */
+function readStandardHeaders(headers: WebhookRequest['headers']): StandardHeaders {
+  const prefix =
+    readHeader(headers, 'webhook-id') !== undefined ||
+    readHeader(headers, 'webhook-timestamp') !== undefined ||
+    readHeader(headers, 'webhook-signature') !== undefined
+      ? 'webhook'
+      : 'svix';
+  return {
+    id: readHeader(headers, `${prefix}-id`),
+    timestamp: readHeader(headers, `${prefix}-timestamp`),
+    signature: readHeader(headers, `${prefix}-signature`),
+  };
+}
+
+/**
+ * The HMAC key: the base64 after an optional `whsec_` prefix. Svix-style secrets are sometimes
+ * shared without base64 padding, so it is restored before the strict decode. A secret that does
+ * not decode is unusable (never a match).
+ */
+function decodeSecret(secret: string): Buffer | undefined {
+  const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
+  const padded = encoded.length % 4 === 0 ? encoded : encoded + '='.repeat(4 - (encoded.length % 4));
+  const key = decodeBase64(padded);
+  return key !== undefined && key.length > 0 ? key : undefined;
+}
+
+/** The base64 part of each `v1,<base64>` entry; other versions (`v1a` ed25519, future ones) are skipped. */
+function v1Signatures(header: string): string[] {
+  const signatures: string[] = [];
+  for (const entry of header.split(' ')) {
+    const comma = entry.indexOf(',');
+    if (comma < 0) continue;
+    if (entry.slice(0, comma) === 'v1') signatures.push(entry.slice(comma + 1));
+  }
+  return signatures;
+}
+
+function verify(request: WebhookRequest, options: VerifyOptions): VerifyResult {
+  const keys = usableSecrets(options.secrets)
+    .map(decodeSecret)
+    .filter((key): key is Buffer => key !== undefined);
+  if (keys.length === 0) return { ok: false, reason: 'no_secret_configured' };
+  const { id, timestamp: timestampText, signature } = readStandardHeaders(request.headers);
+  if (id === undefined || timestampText === undefined || signature === undefined) {
+    return { ok: false, reason: 'missing_signature' };
+  }
+  const timestamp = parseUnixSeconds(timestampText);
+  // The spec says ids and timestamps contain no `.`: with one, `<id>.<timestamp>.` would not split
+  // unambiguously, and bytes could be moved between the id and the body under one signature.
+  if (timestamp === undefined || id.includes('.')) return { ok: false, reason: 'malformed_signature' };
+  const signatures = v1Signatures(signature);
+  if (signatures.length === 0) return { ok: false, reason: 'malformed_signature' };
+
+  const signedContent = Buffer.concat([Buffer.from(`${id}.${timestampText}.`), request.rawBody]);
+  const expected = keys.map((key) => hmacSha256(key, signedContent));
+  const matched = signatures.some((entry) => {
+    const candidate = decodeBase64(entry);
+    return candidate !== undefined && safeEqualAny(candidate, expected);
+  });
+  if (!matched) return { ok: false, reason: 'signature_mismatch' };
+
+  // Signature first, then time, as for Stripe; too old and too new are both rejected, as the
+  // reference libraries do.
+  const tolerance = effectiveTolerance(options.toleranceSeconds, DEFAULT_TOLERANCE_SECONDS);
+  if (!withinTolerance(timestamp, options.nowSeconds, tolerance)) {
+    return { ok: false, reason: 'timestamp_outside_tolerance' };
+  }
+  return { ok: true };
+}
+
+function extract(request: WebhookRequest): ExtractResult {
+  const payload = parseJsonObject(request.rawBody);
+  if (payload === undefined) {
+    return { ok: false, reason: 'invalid_json', detail: 'body is not a JSON object' };
+  }
+  // The message id is the same on every retry of a message.
+  const eventId = readStandardHeaders(request.headers).id;
+  if (eventId === undefined) return { ok: false, reason: 'missing_event_id' };
+  const eventType = nonEmptyString(payload.type);
+  if (eventType === undefined) return { ok: false, reason: 'missing_event_type' };
+
+  return {
+    ok: true,
+    event: {
+      eventId,
+      eventType,
+      // One secret per endpoint: the endpoint is the scope.
+      account: 'default',
+      objectId: idString(field(payload.data, 'id')),
+      occurredAt: isoToEpochSeconds(payload.timestamp),
+    },
+  };
+}
+
+export const standardProvider: Provider = {
+  id: 'standard',
+  name: 'Standard Webhooks',
+  defaults: {
+    // Svix retries for about 27.6 hours (immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h);
+    // 3 days leaves room for manual replays. https://docs.svix.com/retries
+    claimTtlSeconds: 3 * 24 * 3600,
+    toleranceSeconds: DEFAULT_TOLERANCE_SECONDS,
+    keyRules: { default: { kind: 'event-id' } },
+  },
+  verify,
+  extract,
+};

@@ -1,0 +1,144 @@
+/**
+ * Stripe: `Stripe-Signature: t=<unix>,v1=<hex>[,v1=<hex>...]`, HMAC-SHA256 of `<t>.<raw body>`
+ * keyed with the endpoint secret string as-is. https://docs.stripe.com/webhooks/signature
+ */
+import {
+  decodeHex,
+  effectiveTolerance,
+  field,
+  hmacSha256,
+  isoToEpochSeconds,
+  nonEmptyString,
+  parseJsonObject,
+  parseUnixSeconds,
+  readHeader,
+  safeEqualAny,
+  usableSecrets,
+  withinTolerance,
+} from './crypto';
+import type { ExtractResult, Provider, VerifyOptions, VerifyResult, WebhookRequest } from './types';
+
+/** stripe-node's `DEFAULT_TOLERANCE`. */
+const DEFAULT_TOLERANCE_SECONDS = 300;
+
+interface StripeSignatureHeader {
+  /** `t` exactly as sent: it is what was signed. */
+  readonly timestampText: string;
+  readonly timestamp: number;
+  /** The `v1` entries; `v0` and unknown schemes are ignored. */
+  readonly signatures: readonly string[];
+}
+
+function parseSignatureHeader(header: string): StripeSignatureHeader | undefined {
+  let timestampText: string | undefined;
+  let timestamp: number | undefined;
+  const signatures: string[] = [];
+  for (const item of header.split(',')) {
+    const separator = item.indexOf('=');
+    if (separator < 0) continue;
+    const key = item.slice(0, separator).trim();
+    const value = item.slice(separator + 1).trim();
+    if (key === 't') {
+      const parsed = parseUnixSeconds(value);
+      // A non-numeric `t`, or two different ones, leaves nothing trustworthy to check against.
+      if (parsed === undefined || (timestampText !== undefined && timestampText !== value)) return undefined;
+      timestampText = value;
+      timestamp = parsed;
+    } else if (key === 'v1') {
+      signatures.push(value);
+    }
+  }
+  if (timestampText === undefined || timestamp === undefined || signatures.length === 0) return undefined;
+  return { timestampText, timestamp, signatures };
+}
+
+function verify(request: WebhookRequest, options: VerifyOptions): VerifyResult {
+  const secrets = usableSecrets(options.secrets);
+  if (secrets.length === 0) return { ok: false, reason: 'no_secret_configured' };
+  const header = readHeader(request.headers, 'stripe-signature');
+  if (header === undefined) return { ok: false, reason: 'missing_signature' };
+  const parsed = parseSignatureHeader(header);
+  if (parsed === undefined) return { ok: false, reason: 'malformed_signature' };
+
+  // The signed content is the header's own `t`, byte for byte, then `.` and the raw body.
+  const signedContent = Buffer.concat([Buffer.from(`${parsed.timestampText}.`), request.rawBody]);
+  // While a secret is rolled Stripe sends one v1 per active secret: any v1 may match any secret.
+  const expected = secrets.map((secret) => hmacSha256(secret, signedContent));
+  const matched = parsed.signatures.some((signature) => {
+    const candidate = decodeHex(signature);
+    return candidate !== undefined && safeEqualAny(candidate, expected);
+  });
+  if (!matched) return { ok: false, reason: 'signature_mismatch' };
+
+  // Signature first, then time: a forged header is reported as a mismatch, and only an authentic
+  // but stale (or future) delivery as outside the tolerance. stripe-node rejects only old
+  // timestamps; we also reject ones more than the tolerance ahead, because Stripe never signs in
+  // the future, and an allowance equal to the tolerance already absorbs clock skew.
+  const tolerance = effectiveTolerance(options.toleranceSeconds, DEFAULT_TOLERANCE_SECONDS);
+  if (!withinTolerance(parsed.timestamp, options.nowSeconds, tolerance)) {
+    return { ok: false, reason: 'timestamp_outside_tolerance' };
+  }
+  return { ok: true };
+}
+
+function extract(request: WebhookRequest): ExtractResult {
+  const payload = parseJsonObject(request.rawBody);
+  if (payload === undefined) {
+    return { ok: false, reason: 'invalid_json', detail: 'body is not a JSON object' };
+  }
+  const eventId = nonEmptyString(payload.id);
+  if (eventId === undefined) return { ok: false, reason: 'missing_event_id' };
+  const eventType = nonEmptyString(payload.type);
+  if (eventType === undefined) return { ok: false, reason: 'missing_event_type' };
+
+  // Thin (v2) events carry only references. https://docs.stripe.com/event-destinations
+  if (payload.object === 'v2.core.event') {
+    const related = payload.related_object;
+    return {
+      ok: true,
+      event: {
+        eventId,
+        eventType,
+        // A thin event names its Connect account in `context` rather than `account`.
+        account: nonEmptyString(payload.account) ?? nonEmptyString(payload.context) ?? 'platform',
+        objectId: nonEmptyString(field(related, 'id')),
+        objectKind: nonEmptyString(field(related, 'type')),
+        occurredAt: isoToEpochSeconds(payload.created),
+      },
+    };
+  }
+
+  const object = field(payload.data, 'object');
+  const created = payload.created;
+  return {
+    ok: true,
+    event: {
+      eventId,
+      eventType,
+      // Connect events name the connected account; the platform's own events have no `account`.
+      account: nonEmptyString(payload.account) ?? 'platform',
+      objectId: nonEmptyString(field(object, 'id')),
+      objectKind: nonEmptyString(field(object, 'object')),
+      occurredAt: typeof created === 'number' && Number.isSafeInteger(created) ? created : undefined,
+    },
+  };
+}
+
+export const stripeProvider: Provider = {
+  id: 'stripe',
+  name: 'Stripe',
+  defaults: {
+    // Stripe retries live-mode deliveries for up to 3 days; the rest is margin for manual resends,
+    // disputes and refunds. https://docs.stripe.com/webhooks
+    claimTtlSeconds: 7 * 24 * 3600,
+    toleranceSeconds: DEFAULT_TOLERANCE_SECONDS,
+    keyRules: {
+      default: { kind: 'event-id' },
+      // A payment flow is keyed by what happened to which intent, so a second event id for the
+      // same intent and transition (a re-sent or re-created event) is still one business fact.
+      byEventType: { 'payment_intent.*': { kind: 'composite' } },
+    },
+  },
+  verify,
+  extract,
+};

@@ -1,0 +1,68 @@
+/**
+ * The message the receiver puts on the event queue and the processor reads: everything the
+ * processor needs, so it never has to go back to the provider or the receiver.
+ */
+import { isUtf8 } from 'node:buffer';
+import type { ProviderEvent, ProviderId } from '../providers/types';
+
+export const EVENT_MESSAGE_VERSION = 1;
+
+/** SQS's message size limit (body plus attributes; we send no attributes). */
+export const SQS_MAX_MESSAGE_BYTES = 262_144;
+
+export interface EventMessage extends ProviderEvent {
+  readonly v: typeof EVENT_MESSAGE_VERSION;
+  /** The idempotency key the receiver claimed. */
+  readonly key: string;
+  readonly provider: ProviderId;
+  /** ISO-8601 time the receiver accepted the delivery. */
+  readonly receivedAt: string;
+  /** The delivery's headers the processor may need; signature and token headers are never included. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The raw body exactly as received: text when it is valid UTF-8, base64 otherwise. */
+  readonly body: string;
+  readonly bodyEncoding: 'utf8' | 'base64';
+}
+
+/** Headers that prove authenticity: they never leave the receiver. */
+const SECRET_HEADERS = new Set([
+  'stripe-signature',
+  'x-hub-signature',
+  'x-hub-signature-256',
+  'x-shopify-hmac-sha256',
+  'asaas-access-token',
+  'webhook-signature',
+  'svix-signature',
+  'authorization',
+  'cookie',
+  'proxy-authorization',
+]);
+/** Provider headers worth keeping (ids, topics, delivery times); everything else is transport noise. */
+const KEPT_HEADER_PREFIXES = ['x-github-', 'x-shopify-', 'webhook-', 'svix-', 'stripe-'];
+
+export function forwardedHeaders(
+  headers: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || SECRET_HEADERS.has(name)) continue;
+    if (
+      name === 'content-type' ||
+      name === 'user-agent' ||
+      KEPT_HEADER_PREFIXES.some((p) => name.startsWith(p))
+    ) {
+      kept[name] = value;
+    }
+  }
+  return kept;
+}
+
+export function encodeBody(rawBody: Buffer): Pick<EventMessage, 'body' | 'bodyEncoding'> {
+  return isUtf8(rawBody)
+    ? { body: rawBody.toString('utf8'), bodyEncoding: 'utf8' }
+    : { body: rawBody.toString('base64'), bodyEncoding: 'base64' };
+}
+
+export function decodeBody(message: Pick<EventMessage, 'body' | 'bodyEncoding'>): Buffer {
+  return Buffer.from(message.body, message.bodyEncoding === 'base64' ? 'base64' : 'utf8');
+}

@@ -1,0 +1,438 @@
+/**
+ * The receiver's core: verify, claim once, enqueue, answer. Pure of AWS: the claim store, the queue,
+ * the secrets and the clock are injected. The rules it enforces are written down in docs/rules.md.
+ */
+import { randomUUID } from 'node:crypto';
+import { getProvider } from '../providers';
+import type { Provider, ProviderEvent, WebhookRequest } from '../providers/types';
+import {
+  EVENT_MESSAGE_VERSION,
+  type EventMessage,
+  encodeBody,
+  forwardedHeaders,
+  SQS_MAX_MESSAGE_BYTES,
+} from '../queue/event-message';
+import type { EventQueue } from '../queue/event-queue';
+import { buildIdempotencyKey, resolveKeyRule } from '../shared/keys';
+import type { SecretSource } from '../shared/secrets';
+import {
+  type ClaimRecord,
+  ClaimStatus,
+  type ClaimStore,
+  isLeaseLive,
+  type Lease,
+  type NewClaim,
+} from '../store/claim';
+import type { ReceiverSettings } from './settings';
+
+/** One HTTP delivery, as the adapter hands it over. Header names must be lower-case. */
+export interface IncomingDelivery {
+  readonly providerId: string;
+  readonly method: string;
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  readonly body: string | undefined;
+  readonly isBase64Encoded: boolean;
+}
+
+export type DeliveryOutcome =
+  | 'accepted'
+  | 'duplicate'
+  | 'invalid_signature'
+  | 'malformed'
+  | 'unknown_provider'
+  | 'method_not_allowed'
+  | 'payload_too_large'
+  | 'in_flight'
+  | 'enqueue_failed'
+  | 'not_configured'
+  | 'internal_error';
+
+export interface DeliveryResult {
+  readonly statusCode: number;
+  readonly outcome: DeliveryOutcome;
+  /** Machine-readable detail (`signature_mismatch`, `missing_event_id`, ...). */
+  readonly reason?: string;
+  readonly message: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly provider?: Provider['id'];
+  readonly key?: string;
+  readonly eventId?: string;
+  readonly eventType?: string;
+  /** Deliveries of the key seen so far, this one included (claims only). */
+  readonly deliveries?: number;
+  /** Messages this delivery put on the queue (0 or 1). */
+  readonly enqueued: number;
+  /** True when this delivery took over a stalled or failed claim rather than creating one. */
+  readonly tookOver?: boolean;
+}
+
+/** Where the core reports what an operator should know beyond the per-delivery log line. */
+export interface ReceiverLog {
+  warn(message: string, details: Record<string, unknown>): void;
+  error(message: string, details: Record<string, unknown>): void;
+}
+
+export interface ReceiverDeps {
+  readonly settings: ReceiverSettings;
+  readonly store: ClaimStore;
+  readonly queue: EventQueue;
+  readonly secrets: SecretSource;
+  readonly log: ReceiverLog;
+  /** Epoch milliseconds. */
+  readonly clock?: () => number;
+  readonly sleep?: (ms: number) => Promise<void>;
+  readonly newLeaseToken?: () => string;
+  /** Test and local-stack hook: throws to simulate a crash at a named point. */
+  readonly faultPoint?: (point: 'receiver.afterClaim', eventId: string) => void;
+}
+
+const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function reject(
+  statusCode: number,
+  outcome: DeliveryOutcome,
+  message: string,
+  extra: Partial<DeliveryResult> = {},
+): DeliveryResult {
+  return { statusCode, outcome, message, enqueued: 0, ...extra };
+}
+
+const errorSummary = (error: unknown): string =>
+  error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+
+/** Upper bound on claim/inspect rounds for one delivery, whatever the timing: a guard, not a tuning knob. */
+const MAX_ROUNDS = 200;
+
+export async function receiveDelivery(
+  delivery: IncomingDelivery,
+  deps: ReceiverDeps,
+): Promise<DeliveryResult> {
+  try {
+    return await receive(delivery, deps);
+  } catch (error) {
+    deps.log.error('delivery failed with an unexpected error', { error: errorSummary(error) });
+    return reject(500, 'internal_error', 'Internal error; the delivery was not accepted, please retry.');
+  }
+}
+
+async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<DeliveryResult> {
+  const clock = deps.clock ?? Date.now;
+  const provider = getProvider(delivery.providerId);
+  if (!provider) return reject(404, 'unknown_provider', 'No webhook provider is configured at this path.');
+  if (delivery.method.toUpperCase() !== 'POST') {
+    return reject(405, 'method_not_allowed', 'Webhooks must be sent with POST.', {
+      provider: provider.id,
+      headers: { allow: 'POST' },
+    });
+  }
+
+  const { maxBodyBytes } = deps.settings;
+  const body = delivery.body ?? '';
+  // Reject oversize bodies before decoding or verifying anything (base64 is 4 chars per 3 bytes).
+  const approxBytes = delivery.isBase64Encoded ? Math.floor((body.length * 3) / 4) : Buffer.byteLength(body);
+  if (approxBytes > maxBodyBytes + 3) return tooLarge(provider, maxBodyBytes);
+  const rawBody = Buffer.from(body, delivery.isBase64Encoded ? 'base64' : 'utf8');
+  if (rawBody.length > maxBodyBytes) return tooLarge(provider, maxBodyBytes);
+
+  const request: WebhookRequest = { headers: delivery.headers, rawBody };
+  const secrets = await deps.secrets.getSecrets(provider.id);
+  if (secrets.length === 0) {
+    deps.log.error('no signing secret is configured for the provider: every delivery is refused', {
+      provider: provider.id,
+    });
+    return reject(500, 'not_configured', 'The receiver has no secret for this provider.', {
+      provider: provider.id,
+    });
+  }
+  const settings = deps.settings.providers[provider.id];
+  const now = clock();
+  const verification = provider.verify(request, {
+    secrets,
+    nowSeconds: Math.floor(now / 1000),
+    ...(settings.toleranceSeconds === undefined ? {} : { toleranceSeconds: settings.toleranceSeconds }),
+  });
+  if (!verification.ok) {
+    return reject(
+      401,
+      'invalid_signature',
+      VERIFY_MESSAGES[verification.reason] ?? 'Signature check failed.',
+      {
+        provider: provider.id,
+        reason: verification.reason,
+      },
+    );
+  }
+
+  const extracted = provider.extract(request);
+  if (!extracted.ok) {
+    return reject(400, 'malformed', `The payload is authentic but unusable: ${extracted.reason}.`, {
+      provider: provider.id,
+      reason: extracted.reason,
+    });
+  }
+  const event = extracted.event;
+  const rule = resolveKeyRule(settings.keyRules, event.eventType);
+  const keyResult = buildIdempotencyKey(provider.id, event, rule);
+  const ids = { provider: provider.id, eventId: event.eventId, eventType: event.eventType };
+  if (!keyResult.ok) {
+    return reject(
+      400,
+      'malformed',
+      `The ${rule.kind} key rule needs an object id and the payload has none.`,
+      {
+        ...ids,
+        reason: keyResult.reason,
+      },
+    );
+  }
+  const key = keyResult.key;
+
+  const message: EventMessage = {
+    v: EVENT_MESSAGE_VERSION,
+    key,
+    provider: provider.id,
+    ...pickEvent(event),
+    receivedAt: new Date(now).toISOString(),
+    headers: forwardedHeaders(delivery.headers),
+    ...encodeBody(rawBody),
+  };
+  const messageBody = JSON.stringify(message);
+  if (Buffer.byteLength(messageBody) > SQS_MAX_MESSAGE_BYTES) {
+    // JSON escaping can grow a body past the queue's limit even under maxBodyBytes.
+    return tooLarge(provider, maxBodyBytes, { ...ids, key, reason: 'message_too_large' });
+  }
+
+  const claim: NewClaim = {
+    pk: key,
+    provider: provider.id,
+    account: event.account,
+    eventId: event.eventId,
+    eventType: event.eventType,
+    ...(event.objectId === undefined ? {} : { objectId: event.objectId }),
+    expiresAt: Math.floor(now / 1000) + settings.claimTtlSeconds,
+  };
+  return claimAndEnqueue(claim, messageBody, { ...ids, key }, deps);
+}
+
+function pickEvent(event: ProviderEvent): ProviderEvent {
+  return {
+    eventId: event.eventId,
+    eventType: event.eventType,
+    account: event.account,
+    ...(event.objectId === undefined ? {} : { objectId: event.objectId }),
+    ...(event.objectKind === undefined ? {} : { objectKind: event.objectKind }),
+    ...(event.occurredAt === undefined ? {} : { occurredAt: event.occurredAt }),
+  };
+}
+
+function tooLarge(
+  provider: Provider,
+  maxBodyBytes: number,
+  extra: Partial<DeliveryResult> = {},
+): DeliveryResult {
+  return reject(
+    413,
+    'payload_too_large',
+    `The body is larger than the receiver accepts (${maxBodyBytes} bytes).`,
+    {
+      provider: provider.id,
+      reason: 'body_too_large',
+      ...extra,
+    },
+  );
+}
+
+const VERIFY_MESSAGES: Record<string, string> = {
+  missing_signature: 'The signature header is missing.',
+  malformed_signature: 'The signature header is malformed.',
+  signature_mismatch: 'The signature does not match any configured secret.',
+  timestamp_outside_tolerance: 'The signed timestamp is outside the accepted tolerance.',
+  no_secret_configured: 'The receiver has no secret for this provider.',
+};
+
+type Ids = Pick<DeliveryResult, 'provider' | 'eventId' | 'eventType' | 'key'>;
+
+/** What a delivery does about a live claim it did not create. */
+type Decision = 'duplicate' | 'take-over' | 'wait';
+
+/**
+ * ENQUEUED, PROCESSING and DONE claims have their event safely on the queue or applied: a duplicate
+ * is answered 200 with nothing sent. (PROCESSING: the processor only deletes the message after DONE;
+ * if it dies, SQS makes the message visible again.) A RECEIVED claim whose lease is live belongs to a
+ * delivery still enqueueing: wait for it. A RECEIVED claim whose lease ran out (its receiver died or
+ * released it after a failed send) and a FAILED claim are taken over and enqueued again.
+ */
+export function decide(claim: ClaimRecord, nowMs: number): Decision {
+  switch (claim.status) {
+    case ClaimStatus.Enqueued:
+    case ClaimStatus.Processing:
+    case ClaimStatus.Done:
+      return 'duplicate';
+    case ClaimStatus.Failed:
+      return 'take-over';
+    case ClaimStatus.Received:
+      return isLeaseLive(claim, nowMs) ? 'wait' : 'take-over';
+    default:
+      // An unknown status written by a newer version: never answer for it blindly.
+      return 'wait';
+  }
+}
+
+async function claimAndEnqueue(
+  claim: NewClaim,
+  messageBody: string,
+  ids: Ids,
+  deps: ReceiverDeps,
+): Promise<DeliveryResult> {
+  const clock = deps.clock ?? Date.now;
+  const sleep = deps.sleep ?? defaultSleep;
+  const { settings, store } = deps;
+  const newLease = (): Lease => ({
+    token: (deps.newLeaseToken ?? randomUUID)(),
+    expiresAt: clock() + settings.leaseSeconds * 1000,
+    owner: 'receiver',
+  });
+  const waitUntil = clock() + settings.duplicateWaitMs;
+
+  let counted = false;
+  let current: ClaimRecord | undefined;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    if (current === undefined) {
+      const lease = newLease();
+      const created = await store.createClaim(claim, lease, clock());
+      if (created.created) return enqueueAsHolder(claim.pk, lease, messageBody, ids, 1, false, deps);
+      if (!counted) {
+        // One more delivery of a live claim: count it (the answer to "was it claimed once or twice?").
+        current = await store.recordDuplicate(claim.pk, clock());
+        counted = current !== undefined;
+      } else {
+        current = created.existing;
+      }
+      if (current === undefined) continue; // It expired or vanished in between: claim again.
+    }
+
+    const now = clock();
+    const decision = decide(current, now);
+    if (decision === 'duplicate') {
+      return {
+        statusCode: 200,
+        outcome: 'duplicate',
+        message: `Already received (${current.status}); nothing new was queued.`,
+        ...ids,
+        deliveries: current.deliveries,
+        enqueued: 0,
+      };
+    }
+    if (decision === 'take-over') {
+      const lease = newLease();
+      const taken = await store.takeOver(
+        claim.pk,
+        { status: current.status, leaseToken: current.leaseToken },
+        lease,
+        clock(),
+      );
+      if (taken) return enqueueAsHolder(claim.pk, lease, messageBody, ids, taken.deliveries, true, deps);
+      // Someone else moved it first: look again.
+      current = await store.getClaim(claim.pk, clock());
+      continue;
+    }
+    // wait: another delivery holds the claim and is still enqueueing.
+    if (clock() + settings.duplicatePollMs > waitUntil) {
+      const retryAfter = Math.min(
+        settings.leaseSeconds,
+        Math.max(1, Math.ceil(((current.leaseExpiresAt ?? now) - now) / 1000)),
+      );
+      return {
+        statusCode: 503,
+        outcome: 'in_flight',
+        message: 'An earlier delivery of this event is still being accepted; retry shortly.',
+        headers: { 'retry-after': String(retryAfter) },
+        ...ids,
+        deliveries: current.deliveries,
+        enqueued: 0,
+      };
+    }
+    await sleep(settings.duplicatePollMs);
+    current = await store.getClaim(claim.pk, clock());
+  }
+  deps.log.error('claim did not settle; answering 503', { key: claim.pk });
+  return reject(503, 'in_flight', 'The claim did not settle; retry shortly.', {
+    ...ids,
+    headers: { 'retry-after': '1' },
+  });
+}
+
+async function enqueueAsHolder(
+  pk: string,
+  lease: Lease,
+  messageBody: string,
+  ids: Ids,
+  deliveries: number,
+  tookOver: boolean,
+  deps: ReceiverDeps,
+): Promise<DeliveryResult> {
+  const clock = deps.clock ?? Date.now;
+  let messageId: string | undefined;
+  try {
+    deps.faultPoint?.('receiver.afterClaim', ids.eventId ?? '');
+    ({ messageId } = await deps.queue.send(messageBody));
+  } catch (error) {
+    // Not queued: give the claim back so the provider's retry is not mistaken for a duplicate.
+    let released = false;
+    try {
+      released = await deps.store.releaseClaim(
+        pk,
+        lease.token,
+        `enqueue failed: ${errorSummary(error)}`,
+        clock(),
+      );
+    } catch (releaseError) {
+      deps.log.error(
+        'could not release the claim after a failed enqueue; it frees itself when the lease ends',
+        {
+          key: pk,
+          error: errorSummary(releaseError),
+        },
+      );
+    }
+    deps.log.error('enqueue failed; claim released, answering 500 so the provider retries', {
+      key: pk,
+      released,
+      error: errorSummary(error),
+    });
+    return reject(500, 'enqueue_failed', 'The event could not be queued; please retry.', {
+      ...ids,
+      deliveries,
+    });
+  }
+
+  // The event is durably queued: whatever happens to the mark below, the answer is 200.
+  try {
+    const marked = await deps.store.markEnqueued(pk, lease.token, messageId, clock());
+    if (!marked) {
+      deps.log.warn(
+        'lease was taken over before the ENQUEUED mark; the extra message is absorbed by the processor',
+        {
+          key: pk,
+        },
+      );
+    }
+  } catch (error) {
+    deps.log.warn(
+      'could not mark the claim ENQUEUED; the message is queued and the claim recovers by lease',
+      {
+        key: pk,
+        error: errorSummary(error),
+      },
+    );
+  }
+  return {
+    statusCode: 200,
+    outcome: 'accepted',
+    message: tookOver ? 'Accepted (an earlier delivery had not completed).' : 'Accepted.',
+    ...ids,
+    deliveries,
+    enqueued: 1,
+    tookOver,
+  };
+}

@@ -1,0 +1,27 @@
+/**
+ * Metric names and the namespace, shared by the Lambdas that emit them (EMF) and the alarms and
+ * dashboard that read them. Every metric carries a `provider` dimension.
+ */
+export const METRIC_NAMESPACE = 'IdempotentWebhooks';
+export const PROVIDER_DIMENSION = 'provider';
+
+export const ReceiverMetric = {
+  /** Every delivery to a known provider's route. */
+  Received: 'Received',
+  /** A new event (or a taken-over stalled claim) was queued. */
+  Accepted: 'Accepted',
+  /** A delivery of a key already claimed; nothing new queued. */
+  Duplicate: 'Duplicate',
+  InvalidSignature: 'InvalidSignature',
+  /** Authentic but unusable: not JSON, no event id, no object id for the key rule. */
+  Malformed: 'Malformed',
+  PayloadTooLarge: 'PayloadTooLarge',
+  /** A duplicate answered 503 because the first delivery was still enqueueing. */
+  InFlight: 'InFlight',
+  /** 5xx: enqueue failed, missing secret or an unexpected error. */
+  Failed: 'Failed',
+  /** A delivery to a route that names no configured provider (dimension value `unknown`). */
+  UnknownProvider: 'UnknownProvider',
+  /** Milliseconds from the handler's start to its answer. */
+  Latency: 'ReceiverLatency',
+} as const;

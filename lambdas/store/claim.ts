@@ -1,0 +1,124 @@
+/**
+ * The claim: one item per idempotency key in the claims table. It records that a delivery of the
+ * key was accepted, how many deliveries of it were seen, who holds it now (lease) and how far it got.
+ * See docs/claims.md for the state machine.
+ */
+
+export const ClaimStatus = {
+  /** A receiver took the key and is putting the event on the queue (it holds the receiver lease). */
+  Received: 'RECEIVED',
+  /** The event is durably on the queue; nobody holds the claim. */
+  Enqueued: 'ENQUEUED',
+  /** A processor holds the processing lease and is applying the event. */
+  Processing: 'PROCESSING',
+  /** The event's effects are applied. Terminal until the TTL ends. */
+  Done: 'DONE',
+  /** The processor gave up (the message went to the DLQ); a later delivery or a replay may take it again. */
+  Failed: 'FAILED',
+} as const;
+export type ClaimStatus = (typeof ClaimStatus)[keyof typeof ClaimStatus];
+
+export type LeaseOwner = 'receiver' | 'processor';
+
+/** The claims table's item, as the store reads and writes it. */
+export interface ClaimRecord {
+  /** Partition key: the idempotency key (`stripe:acct_123:evt_456`). */
+  readonly pk: string;
+  readonly provider: string;
+  readonly account: string;
+  /** The event id of the delivery that created the claim. */
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly objectId?: string;
+  readonly status: ClaimStatus;
+  /** How many deliveries of this key were seen in the current window (1 = claimed once). */
+  readonly deliveries: number;
+  /** ISO-8601 times, for people. */
+  readonly firstSeenAt: string;
+  readonly lastSeenAt: string;
+  /** TTL attribute, epoch seconds. An item past it is treated as absent by every condition. */
+  readonly expiresAt: number;
+  /** The current holder's fencing token; absent while nobody holds the claim. */
+  readonly leaseToken?: string;
+  /** Epoch milliseconds after which the lease may be taken over. */
+  readonly leaseExpiresAt?: number;
+  readonly leaseOwner?: LeaseOwner;
+  readonly enqueuedAt?: string;
+  /** SQS message id of the last successful enqueue. */
+  readonly messageId?: string;
+  /** Last error recorded on the claim (enqueue failure, processing failure), for operators. */
+  readonly lastError?: string;
+  /** Step marker written by the processor after each external effect. */
+  readonly lastCompletedStep?: string;
+}
+
+/** What a receiver knows when it first claims a key. */
+export interface NewClaim {
+  readonly pk: string;
+  readonly provider: string;
+  readonly account: string;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly objectId?: string;
+  readonly expiresAt: number;
+}
+
+export interface Lease {
+  readonly token: string;
+  /** Epoch milliseconds. */
+  readonly expiresAt: number;
+  readonly owner: LeaseOwner;
+}
+
+export type CreateClaimResult =
+  | { readonly created: true; readonly claim: ClaimRecord }
+  | { readonly created: false; readonly existing: ClaimRecord | undefined };
+
+/** The receiver's view of the claims table. Every method is one DynamoDB request. */
+export interface ClaimStore {
+  /**
+   * Claims a key with one conditional write: succeeds when no live claim exists (absent, or past its
+   * `expiresAt`). The datastore arbitrates between concurrent deliveries.
+   */
+  createClaim(claim: NewClaim, lease: Lease, nowMs: number): Promise<CreateClaimResult>;
+  /** Counts one more delivery of a live claim; undefined when the claim is absent or expired. */
+  recordDuplicate(pk: string, nowMs: number): Promise<ClaimRecord | undefined>;
+  /** Reads the claim (strongly consistent); undefined when absent or expired. */
+  getClaim(pk: string, nowMs: number): Promise<ClaimRecord | undefined>;
+  /**
+   * Takes a stalled or failed claim for a new receiver: only if it is still in `expected.status` with
+   * the same lease token the caller saw (fencing) and, for a leased status, the lease has run out.
+   */
+  takeOver(
+    pk: string,
+    expected: TakeOverExpectation,
+    lease: Lease,
+    nowMs: number,
+  ): Promise<ClaimRecord | undefined>;
+  /** RECEIVED -> ENQUEUED, only for the holder of `leaseToken`. False when the caller no longer holds it. */
+  markEnqueued(
+    pk: string,
+    leaseToken: string,
+    messageId: string | undefined,
+    nowMs: number,
+  ): Promise<boolean>;
+  /**
+   * Gives a RECEIVED claim back after a failed enqueue: the lease ends now so the next delivery takes it
+   * over. Only for the holder of `leaseToken`. False when the caller no longer holds it.
+   */
+  releaseClaim(pk: string, leaseToken: string, reason: string, nowMs: number): Promise<boolean>;
+}
+
+export interface TakeOverExpectation {
+  readonly status: ClaimStatus;
+  /** The token the caller saw; undefined when the item had none. */
+  readonly leaseToken: string | undefined;
+}
+
+export function isLeaseLive(claim: Pick<ClaimRecord, 'leaseExpiresAt'>, nowMs: number): boolean {
+  return claim.leaseExpiresAt !== undefined && claim.leaseExpiresAt > nowMs;
+}
+
+export function isExpired(claim: Pick<ClaimRecord, 'expiresAt'>, nowMs: number): boolean {
+  return claim.expiresAt <= Math.floor(nowMs / 1000);
+}

@@ -1,0 +1,172 @@
+/**
+ * The DynamoDB claim store: the only code that knows how claims are laid out in the table.
+ * Each method is a single request. Every condition treats an item whose `expiresAt` has passed as
+ * absent, because DynamoDB deletes expired items lazily (hours, sometimes days, after expiry):
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html
+ */
+import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import {
+  type ClaimRecord,
+  ClaimStatus,
+  type ClaimStore,
+  type CreateClaimResult,
+  isExpired,
+  type Lease,
+  type NewClaim,
+  type TakeOverExpectation,
+} from './claim';
+
+export interface DynamoClaimStoreOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+const epochSeconds = (ms: number): number => Math.floor(ms / 1000);
+/** Condition fragment: the item exists and is inside its TTL window. */
+const LIVE = 'attribute_exists(pk) AND expiresAt > :nowS';
+
+export class DynamoClaimStore implements ClaimStore {
+  private readonly doc: DynamoDBDocumentClient;
+  private readonly tableName: string;
+
+  constructor(options: DynamoClaimStoreOptions) {
+    this.doc = DynamoDBDocumentClient.from(options.client, {
+      marshallOptions: { removeUndefinedValues: true },
+    });
+    this.tableName = options.tableName;
+  }
+
+  async createClaim(claim: NewClaim, lease: Lease, nowMs: number): Promise<CreateClaimResult> {
+    const record: ClaimRecord = {
+      ...claim,
+      status: ClaimStatus.Received,
+      deliveries: 1,
+      firstSeenAt: iso(nowMs),
+      lastSeenAt: iso(nowMs),
+      leaseToken: lease.token,
+      leaseExpiresAt: lease.expiresAt,
+      leaseOwner: lease.owner,
+    };
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: record,
+          ConditionExpression: 'attribute_not_exists(pk) OR expiresAt <= :nowS',
+          ExpressionAttributeValues: { ':nowS': epochSeconds(nowMs) },
+          // The existing item comes back on the error, so a duplicate costs no extra read.
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { created: true, claim: record };
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        // lib-dynamodb does not unmarshall the item carried by the error.
+        const existing = error.Item ? (unmarshall(error.Item) as ClaimRecord) : undefined;
+        return { created: false, existing };
+      }
+      throw error;
+    }
+  }
+
+  async recordDuplicate(pk: string, nowMs: number): Promise<ClaimRecord | undefined> {
+    return this.conditionalUpdate({
+      Key: { pk },
+      UpdateExpression: 'ADD deliveries :one SET lastSeenAt = :now',
+      ConditionExpression: LIVE,
+      ExpressionAttributeValues: { ':one': 1, ':now': iso(nowMs), ':nowS': epochSeconds(nowMs) },
+    });
+  }
+
+  async getClaim(pk: string, nowMs: number): Promise<ClaimRecord | undefined> {
+    const result = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk }, ConsistentRead: true }),
+    );
+    const item = result.Item as ClaimRecord | undefined;
+    return item && !isExpired(item, nowMs) ? item : undefined;
+  }
+
+  async takeOver(
+    pk: string,
+    expected: TakeOverExpectation,
+    lease: Lease,
+    nowMs: number,
+  ): Promise<ClaimRecord | undefined> {
+    const tokenCondition =
+      expected.leaseToken === undefined ? 'attribute_not_exists(leaseToken)' : 'leaseToken = :oldToken';
+    return this.conditionalUpdate({
+      Key: { pk },
+      UpdateExpression:
+        'SET #status = :received, leaseToken = :token, leaseExpiresAt = :leaseUntil, leaseOwner = :owner',
+      // A live lease is never taken, whatever the caller saw: the lease check is in the condition.
+      ConditionExpression: `${LIVE} AND #status = :expected AND ${tokenCondition} AND (attribute_not_exists(leaseExpiresAt) OR leaseExpiresAt <= :nowMs)`,
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':received': ClaimStatus.Received,
+        ':expected': expected.status,
+        ':token': lease.token,
+        ':leaseUntil': lease.expiresAt,
+        ':owner': lease.owner,
+        ':nowS': epochSeconds(nowMs),
+        ':nowMs': nowMs,
+        ...(expected.leaseToken === undefined ? {} : { ':oldToken': expected.leaseToken }),
+      },
+    });
+  }
+
+  async markEnqueued(
+    pk: string,
+    leaseToken: string,
+    messageId: string | undefined,
+    nowMs: number,
+  ): Promise<boolean> {
+    const updated = await this.conditionalUpdate({
+      Key: { pk },
+      UpdateExpression: `SET #status = :enqueued, enqueuedAt = :now${messageId ? ', messageId = :messageId' : ''} REMOVE leaseToken, leaseExpiresAt, leaseOwner, lastError`,
+      ConditionExpression: 'leaseToken = :token AND #status = :received',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':enqueued': ClaimStatus.Enqueued,
+        ':received': ClaimStatus.Received,
+        ':token': leaseToken,
+        ':now': iso(nowMs),
+        ...(messageId ? { ':messageId': messageId } : {}),
+      },
+    });
+    return updated !== undefined;
+  }
+
+  async releaseClaim(pk: string, leaseToken: string, reason: string, nowMs: number): Promise<boolean> {
+    const updated = await this.conditionalUpdate({
+      Key: { pk },
+      // The lease ends now: the next delivery of the key takes the claim over and enqueues.
+      UpdateExpression: 'SET leaseExpiresAt = :nowMs, lastError = :reason',
+      ConditionExpression: 'leaseToken = :token AND #status = :received',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':received': ClaimStatus.Received,
+        ':token': leaseToken,
+        ':nowMs': nowMs,
+        ':reason': reason.slice(0, 1000),
+      },
+    });
+    return updated !== undefined;
+  }
+
+  private async conditionalUpdate(
+    input: Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName' | 'ReturnValues'>,
+  ): Promise<ClaimRecord | undefined> {
+    try {
+      const result = await this.doc.send(
+        new UpdateCommand({ ...input, TableName: this.tableName, ReturnValues: 'ALL_NEW' }),
+      );
+      return result.Attributes as ClaimRecord | undefined;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
+  }
+}

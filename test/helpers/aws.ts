@@ -1,0 +1,131 @@
+/**
+ * Clients for the local servers started by global-setup.ts, and factories for uniquely named
+ * tables and queues so test files never share state.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  CreateTableCommand,
+  DescribeTimeToLiveCommand,
+  DynamoDBClient,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { inject } from 'vitest';
+import { CLAIMS_TABLE_SCHEMA } from '../../lambdas/store/schema';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators';
+
+export const uniqueName = (prefix: string): string => `${prefix}-${randomBytes(5).toString('hex')}`;
+
+export function dynamoClient(): DynamoDBClient {
+  return new DynamoDBClient({
+    endpoint: inject('dynamoDbEndpoint'),
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+  });
+}
+
+export function sqsClient(): SQSClient {
+  return new SQSClient({
+    endpoint: inject('sqsEndpoint'),
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+  });
+}
+
+/** Creates a claims table exactly as the stack declares it: partition key `pk`, TTL on `expiresAt`. */
+export async function createClaimsTable(
+  client: DynamoDBClient,
+  name = uniqueName('claims'),
+): Promise<string> {
+  await client.send(
+    new CreateTableCommand({
+      TableName: name,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: CLAIMS_TABLE_SCHEMA.partitionKey, AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: CLAIMS_TABLE_SCHEMA.partitionKey, KeyType: 'HASH' }],
+    }),
+  );
+  await client.send(
+    new UpdateTimeToLiveCommand({
+      TableName: name,
+      TimeToLiveSpecification: { AttributeName: CLAIMS_TABLE_SCHEMA.ttlAttribute, Enabled: true },
+    }),
+  );
+  const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName: name }));
+  if (ttl.TimeToLiveDescription?.AttributeName !== CLAIMS_TABLE_SCHEMA.ttlAttribute) {
+    throw new Error(`TTL was not enabled on ${name}`);
+  }
+  return name;
+}
+
+export async function createQueue(client: SQSClient, name = uniqueName('events')): Promise<string> {
+  const result = await client.send(new CreateQueueCommand({ QueueName: name }));
+  if (!result.QueueUrl) throw new Error('CreateQueue returned no URL');
+  return result.QueueUrl;
+}
+
+/** Drains every visible message (short visibility so a second drain would see nothing new). */
+export async function receiveAll(client: SQSClient, queueUrl: string): Promise<Message[]> {
+  const messages: Message[] = [];
+  for (;;) {
+    const result = await client.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        VisibilityTimeout: 300,
+      }),
+    );
+    if (!result.Messages?.length) return messages;
+    messages.push(...result.Messages);
+  }
+}
+
+export async function queueDepth(client: SQSClient, queueUrl: string): Promise<number> {
+  const result = await client.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
+  return (
+    Number(result.Attributes?.ApproximateNumberOfMessages ?? 0) +
+    Number(result.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
+  );
+}
+
+export function documentClient(client: DynamoDBClient): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+}
+
+export async function getItem(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  pk: string,
+): Promise<Record<string, unknown> | undefined> {
+  const result = await doc.send(new GetCommand({ TableName: tableName, Key: { pk }, ConsistentRead: true }));
+  return result.Item;
+}
+
+export async function putItem(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  item: Record<string, unknown>,
+): Promise<void> {
+  await doc.send(new PutCommand({ TableName: tableName, Item: item }));
+}
+
+export async function scanAll(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+): Promise<Record<string, unknown>[]> {
+  const result = await doc.send(new ScanCommand({ TableName: tableName, ConsistentRead: true }));
+  return result.Items ?? [];
+}

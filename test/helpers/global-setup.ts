@@ -1,0 +1,25 @@
+/**
+ * Starts DynamoDB Local and the SQS emulator once per test run, on free loopback ports, and stops
+ * them (Java process group included) when the run ends. Test files get the endpoints with
+ * `inject('dynamoDbEndpoint')` / `inject('sqsEndpoint')` and create their own uniquely named
+ * tables and queues (see ./aws.ts), so files can run in parallel against the same servers.
+ */
+import type { TestProject } from 'vitest/node';
+import { startDynamoDbLocal, startSqsEmulator } from '../../local/emulators';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    dynamoDbEndpoint: string;
+    sqsEndpoint: string;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  const [dynamo, sqs] = await Promise.all([startDynamoDbLocal(), startSqsEmulator()]);
+  project.provide('dynamoDbEndpoint', dynamo.endpoint);
+  project.provide('sqsEndpoint', sqs.endpoint);
+  return async () => {
+    await Promise.all([dynamo.stop(), sqs.stop()]);
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * A receiver core wired to a fresh claims table in DynamoDB Local and a fresh queue in the SQS
+ * emulator: real servers over the wire, nothing mocked.
+ */
+
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { EventMessage } from '../../lambdas/queue/event-message';
+import { SqsEventQueue } from '../../lambdas/queue/event-queue';
+import { type DeliveryResult, type ReceiverDeps, receiveDelivery } from '../../lambdas/receiver/core';
+import {
+  parseProviderSettings,
+  RECEIVER_DEFAULTS,
+  type ReceiverSettings,
+} from '../../lambdas/receiver/settings';
+import { StaticSecretSource } from '../../lambdas/shared/secrets';
+import type { ClaimRecord } from '../../lambdas/store/claim';
+import { DynamoClaimStore } from '../../lambdas/store/dynamo-claim-store';
+import {
+  createClaimsTable,
+  createQueue,
+  documentClient,
+  dynamoClient,
+  getItem,
+  queueDepth,
+  receiveAll,
+  scanAll,
+  sqsClient,
+} from './aws';
+import { TEST_SECRETS } from './signing';
+
+export interface LogEntry {
+  readonly level: 'warn' | 'error';
+  readonly message: string;
+  readonly details: Record<string, unknown>;
+}
+
+export interface ReceiverHarness {
+  readonly dynamo: DynamoDBClient;
+  readonly sqs: SQSClient;
+  readonly doc: DynamoDBDocumentClient;
+  readonly tableName: string;
+  readonly queueUrl: string;
+  readonly store: DynamoClaimStore;
+  readonly queue: SqsEventQueue;
+  readonly settings: ReceiverSettings;
+  readonly logs: LogEntry[];
+  readonly deps: ReceiverDeps;
+  deliver(
+    provider: string,
+    body: string,
+    headers: Record<string, string>,
+    options?: { deps?: Partial<ReceiverDeps>; isBase64Encoded?: boolean; method?: string },
+  ): Promise<DeliveryResult>;
+  claim(pk: string): Promise<ClaimRecord | undefined>;
+  claims(): Promise<ClaimRecord[]>;
+  /** Receives (and hides) every message currently on the queue, parsed. */
+  drain(): Promise<EventMessage[]>;
+  depth(): Promise<number>;
+}
+
+export async function createReceiverHarness(
+  settingsOverride: Partial<ReceiverSettings> = {},
+): Promise<ReceiverHarness> {
+  const dynamo = dynamoClient();
+  const sqs = sqsClient();
+  const [tableName, queueUrl] = await Promise.all([createClaimsTable(dynamo), createQueue(sqs)]);
+  const doc = documentClient(dynamo);
+  const store = new DynamoClaimStore({ client: dynamo, tableName });
+  const queue = new SqsEventQueue({ client: sqs, queueUrl });
+  const settings: ReceiverSettings = {
+    claimsTableName: tableName,
+    eventQueueUrl: queueUrl,
+    leaseSeconds: RECEIVER_DEFAULTS.leaseSeconds,
+    duplicateWaitMs: RECEIVER_DEFAULTS.duplicateWaitMs,
+    duplicatePollMs: 20,
+    maxBodyBytes: RECEIVER_DEFAULTS.maxBodyBytes,
+    providers: parseProviderSettings(undefined),
+    ...settingsOverride,
+  };
+  const logs: LogEntry[] = [];
+  const deps: ReceiverDeps = {
+    settings,
+    store,
+    queue,
+    secrets: new StaticSecretSource({
+      stripe: [TEST_SECRETS.stripe],
+      github: [TEST_SECRETS.github],
+      shopify: [TEST_SECRETS.shopify],
+      asaas: [TEST_SECRETS.asaas],
+      standard: [TEST_SECRETS.standard],
+    }),
+    log: {
+      warn: (message, details) => logs.push({ level: 'warn', message, details }),
+      error: (message, details) => logs.push({ level: 'error', message, details }),
+    },
+  };
+  return {
+    dynamo,
+    sqs,
+    doc,
+    tableName,
+    queueUrl,
+    store,
+    queue,
+    settings,
+    logs,
+    deps,
+    deliver: (provider, body, headers, options = {}) =>
+      receiveDelivery(
+        {
+          providerId: provider,
+          method: options.method ?? 'POST',
+          headers,
+          body: options.isBase64Encoded ? Buffer.from(body).toString('base64') : body,
+          isBase64Encoded: options.isBase64Encoded ?? false,
+        },
+        { ...deps, ...options.deps },
+      ),
+    claim: async (pk) => (await getItem(doc, tableName, pk)) as ClaimRecord | undefined,
+    claims: async () => (await scanAll(doc, tableName)) as unknown as ClaimRecord[],
+    drain: async () =>
+      (await receiveAll(sqs, queueUrl)).map((m) => JSON.parse(m.Body ?? '{}') as EventMessage),
+    depth: () => queueDepth(sqs, queueUrl),
+  };
+}

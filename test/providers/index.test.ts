@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { asaasProvider } from '../../lambdas/providers/asaas';
+import { githubProvider } from '../../lambdas/providers/github';
+import { getProvider, PROVIDERS } from '../../lambdas/providers/index';
+import { shopifyProvider } from '../../lambdas/providers/shopify';
+import { standardProvider } from '../../lambdas/providers/standard';
+import { stripeProvider } from '../../lambdas/providers/stripe';
+import { PROVIDER_IDS } from '../../lambdas/providers/types';
+
+describe('getProvider', () => {
+  it.each([
+    ['stripe', stripeProvider],
+    ['github', githubProvider],
+    ['shopify', shopifyProvider],
+    ['asaas', asaasProvider],
+    ['standard', standardProvider],
+  ])('returns the %s provider for its route id', (id, provider) => {
+    expect(getProvider(id)).toBe(provider);
+  });
+
+  it.each([
+    'unknown',
+    '__proto__',
+    'constructor',
+    'toString',
+    'hasOwnProperty',
+    'valueOf',
+    '',
+    'Stripe',
+    ' stripe',
+  ])('returns undefined for %j', (id) => {
+    expect(getProvider(id)).toBeUndefined();
+  });
+});
+
+describe('PROVIDERS', () => {
+  it('has exactly one provider per route id, each knowing its own id', () => {
+    expect(Object.keys(PROVIDERS).sort()).toEqual([...PROVIDER_IDS].sort());
+    for (const id of PROVIDER_IDS) {
+      expect(PROVIDERS[id].id).toBe(id);
+      expect(PROVIDERS[id].name).not.toBe('');
+      expect(PROVIDERS[id].defaults.claimTtlSeconds).toBeGreaterThan(0);
+    }
+  });
+
+  it('cannot be changed at run time', () => {
+    expect(Object.isFrozen(PROVIDERS)).toBe(true);
+  });
+});

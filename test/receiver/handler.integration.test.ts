@@ -1,0 +1,223 @@
+/**
+ * The Lambda adapter end to end: an API Gateway HTTP API v2 event through middy, Powertools and the
+ * core, to DynamoDB Local and the SQS emulator, as the deployed function runs it.
+ */
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { afterEach, beforeEach, describe, expect, inject, it, vi } from 'vitest';
+import { createReceiverHandler, depsFromEnvironment } from '../../lambdas/receiver/handler';
+import { LOCAL_CREDENTIALS } from '../../local/emulators';
+import { stripeCustomerEvent } from '../helpers/events';
+import { createReceiverHarness, type ReceiverHarness } from '../helpers/receiver-harness';
+import { stripeHeaders, TEST_SECRETS } from '../helpers/signing';
+
+function apiEvent(
+  provider: string,
+  body: string,
+  headers: Record<string, string>,
+  base64 = false,
+): APIGatewayProxyEventV2 {
+  return {
+    version: '2.0',
+    routeKey: 'POST /webhooks/{provider}',
+    rawPath: `/webhooks/${provider}`,
+    rawQueryString: '',
+    // API Gateway lower-cases header names; mixed case here proves the adapter does too.
+    headers: Object.fromEntries(
+      Object.entries(headers).map(([k, v]) => [k.replace(/^./, (c) => c.toUpperCase()), v]),
+    ),
+    pathParameters: { provider },
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'api',
+      domainName: 'example.execute-api.us-east-1.amazonaws.com',
+      domainPrefix: 'example',
+      http: {
+        method: 'POST',
+        path: `/webhooks/${provider}`,
+        protocol: 'HTTP/1.1',
+        sourceIp: '203.0.113.9',
+        userAgent: 'Stripe/1.0',
+      },
+      requestId: 'req-1',
+      routeKey: 'POST /webhooks/{provider}',
+      stage: '$default',
+      time: '02/Dec/2026:15:00:00 +0000',
+      timeEpoch: Date.now(),
+    },
+    body: base64 ? Buffer.from(body).toString('base64') : body,
+    isBase64Encoded: base64,
+  };
+}
+
+const context = {
+  functionName: 'receiver',
+  functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:receiver',
+  memoryLimitInMB: '256',
+  awsRequestId: 'c6af9ac6-7b61-11e6-9a41-93e812345678',
+  getRemainingTimeInMillis: () => 10_000,
+} as unknown as Context;
+
+describe('receiver Lambda handler', () => {
+  let h: ReceiverHarness;
+  let output: string[];
+  beforeEach(async () => {
+    h = await createReceiverHarness();
+    output = [];
+    // Powertools writes JSON logs and EMF metrics to stdout, warnings and errors to stderr.
+    for (const stream of [process.stdout, process.stderr]) {
+      vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
+        output.push(chunk.toString());
+        return true;
+      });
+    }
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  const handlerFor = (env: Record<string, string>) => {
+    const handler = createReceiverHandler({
+      deps: () => {
+        const deps = depsFromEnvironment({
+          CLAIMS_TABLE_NAME: h.tableName,
+          EVENT_QUEUE_URL: h.queueUrl,
+          WEBHOOK_SECRET_STRIPE: `whsec_old_rotated_out,${TEST_SECRETS.stripe}`,
+          AWS_REGION: 'us-east-1',
+          ...env,
+        });
+        // The same store and queue classes, pointed at the local servers.
+        return { ...deps, store: h.store, queue: h.queue };
+      },
+    });
+    return handler;
+  };
+
+  it('answers 200 with a JSON outcome, logs one line with the key and emits EMF metrics per provider', async () => {
+    const handler = handlerFor({});
+    const event = stripeCustomerEvent();
+    const body = JSON.stringify(event);
+    const headers = stripeHeaders(body);
+    const response = await handler(apiEvent('stripe', body, headers, true), context);
+
+    expect(response.statusCode).toBe(200);
+    expect(response.headers?.['content-type']).toBe('application/json');
+    expect(JSON.parse(response.body ?? '{}')).toEqual({
+      outcome: 'accepted',
+      message: 'Accepted.',
+      key: `stripe:platform:${event.id}`,
+      eventId: event.id,
+      deliveries: 1,
+    });
+    expect(await h.drain()).toHaveLength(1);
+
+    const lines = output
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const log = lines.find((l) => l.message === 'delivery');
+    expect(log).toMatchObject({
+      level: 'INFO',
+      provider: 'stripe',
+      outcome: 'accepted',
+      statusCode: 200,
+      key: `stripe:platform:${event.id}`,
+      eventId: event.id,
+      eventType: 'customer.created',
+      deliveries: 1,
+      function_request_id: context.awsRequestId,
+    });
+    expect(log?.latencyMs).toEqual(expect.any(Number));
+    const emf = lines.find((l) => l._aws !== undefined);
+    expect(emf).toMatchObject({ provider: 'stripe', Received: 1, Accepted: 1 });
+    expect(JSON.stringify(emf)).toContain('IdempotentWebhooks');
+    // Never a secret or a signature in what the function prints.
+    const printed = output.join('');
+    expect(printed).not.toContain(TEST_SECRETS.stripe);
+    expect(printed).not.toContain(headers['stripe-signature'].split(',v1=')[1]);
+  });
+
+  it('counts a duplicate in the Duplicate metric', async () => {
+    const handler = handlerFor({});
+    const body = JSON.stringify(stripeCustomerEvent());
+    await handler(apiEvent('stripe', body, stripeHeaders(body)), context);
+    output.length = 0;
+    const response = await handler(apiEvent('stripe', body, stripeHeaders(body)), context);
+    expect(JSON.parse(response.body ?? '{}')).toMatchObject({ outcome: 'duplicate', deliveries: 2 });
+    const emf = output
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l._aws !== undefined);
+    expect(emf).toMatchObject({ provider: 'stripe', Received: 1, Duplicate: 1 });
+    expect(emf).not.toHaveProperty('Accepted');
+  });
+
+  it('answers 401 with a JSON body, logged as a warning, for a bad signature', async () => {
+    const handler = handlerFor({});
+    const body = JSON.stringify(stripeCustomerEvent());
+    const response = await handler(apiEvent('stripe', body, stripeHeaders(body, 'whsec_wrong')), context);
+    expect(response.statusCode).toBe(401);
+    expect(JSON.parse(response.body ?? '{}')).toMatchObject({
+      outcome: 'invalid_signature',
+      reason: 'signature_mismatch',
+    });
+    expect(output.join('')).toContain('"level":"WARN"');
+    expect(await h.claims()).toEqual([]);
+  });
+
+  it('answers 503 with a Retry-After header while the first delivery is in flight', async () => {
+    const handler = handlerFor({ DUPLICATE_WAIT_MS: '100' });
+    const body = JSON.stringify(stripeCustomerEvent());
+    const pk = `stripe:platform:${JSON.parse(body).id}`;
+    await h.store.createClaim(
+      {
+        pk,
+        provider: 'stripe',
+        account: 'platform',
+        eventId: JSON.parse(body).id,
+        eventType: 'customer.created',
+        expiresAt: Math.floor(Date.now() / 1000) + 3600,
+      },
+      { token: 'other', expiresAt: Date.now() + 10_000, owner: 'receiver' },
+      Date.now(),
+    );
+    const response = await handler(apiEvent('stripe', body, stripeHeaders(body)), context);
+    expect(response.statusCode).toBe(503);
+    expect(Number(response.headers?.['retry-after'])).toBeGreaterThanOrEqual(1);
+  });
+
+  it('answers 500 (and says why in the log) when the function is misconfigured', async () => {
+    const handler = createReceiverHandler({ deps: () => depsFromEnvironment({ EVENT_QUEUE_URL: 'x' }) });
+    const response = await handler(apiEvent('stripe', '{}', {}), context);
+    expect(response.statusCode).toBe(500);
+    expect(JSON.parse(response.body ?? '{}')).toMatchObject({ outcome: 'internal_error' });
+    expect(output.join('')).toContain('CLAIMS_TABLE_NAME is required');
+  });
+
+  it('runs on the production wiring (SDK clients from the environment) against the local servers', async () => {
+    vi.stubEnv('AWS_ENDPOINT_URL_DYNAMODB', inject('dynamoDbEndpoint'));
+    vi.stubEnv('AWS_ENDPOINT_URL_SQS', inject('sqsEndpoint'));
+    vi.stubEnv('AWS_REGION', 'us-east-1');
+    vi.stubEnv('AWS_ACCESS_KEY_ID', LOCAL_CREDENTIALS.accessKeyId);
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', LOCAL_CREDENTIALS.secretAccessKey);
+    try {
+      const handler = createReceiverHandler({
+        deps: () =>
+          depsFromEnvironment({
+            CLAIMS_TABLE_NAME: h.tableName,
+            EVENT_QUEUE_URL: h.queueUrl,
+            WEBHOOK_SECRET_STRIPE: TEST_SECRETS.stripe,
+          }),
+      });
+      const body = JSON.stringify(stripeCustomerEvent());
+      const response = await handler(apiEvent('stripe', body, stripeHeaders(body)), context);
+      expect(response.statusCode).toBe(200);
+      expect(await h.drain()).toHaveLength(1);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+});
