@@ -5,7 +5,11 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
     // Harmless on Node 20 (the SDK's notice that future versions need Node 22); it only adds noise.
-    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    env: {
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      // EMF metrics are silenced in tests; the tests that check them turn them back on.
+      POWERTOOLS_METRICS_DISABLED: 'true',
+    },
     testTimeout: 20_000,
     hookTimeout: 60_000,
     // Two cores: keep the pool small so the emulators keep a core.

@@ -59,11 +59,25 @@ function extract(request: WebhookRequest): ExtractResult {
       // Not signed, and every shop shares the app secret: cross-check it against the installation
       // before trusting it for anything beyond key scope.
       account: readHeader(request.headers, 'x-shopify-shop-domain')?.toLowerCase() ?? 'default',
-      objectId: idString(payload.id),
+      objectId: shopifyResourceId(payload),
       objectKind: shopifyObjectKind(eventType),
       occurredAt: isoToEpochSeconds(payload.updated_at),
     },
   };
+}
+
+/**
+ * The resource's id as an exact string. Shopify ids are JSON numbers, and its own sample payloads use
+ * ids beyond 2^53 that JSON.parse cannot hold exactly, so the `admin_graphql_api_id`
+ * (`gid://shopify/Order/820982911946154508`) is read first; the numeric `id` only when it is safe.
+ */
+export function shopifyResourceId(payload: Readonly<Record<string, unknown>>): string | undefined {
+  const gid = payload.admin_graphql_api_id;
+  if (typeof gid === 'string') {
+    const tail = /^gid:\/\/shopify\/[A-Za-z]+\/(\d+)$/.exec(gid)?.[1];
+    if (tail) return tail;
+  }
+  return idString(payload.id);
 }
 
 export const shopifyProvider: Provider = {

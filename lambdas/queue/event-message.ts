@@ -17,6 +17,8 @@ export interface EventMessage extends ProviderEvent {
   readonly provider: ProviderId;
   /** ISO-8601 time the receiver accepted the delivery. */
   readonly receivedAt: string;
+  /** The claim's `expiresAt` (epoch seconds), so a processor that must re-create the claim keeps its window. */
+  readonly claimExpiresAt: number;
   /** The delivery's headers the processor may need; signature and token headers are never included. */
   readonly headers: Readonly<Record<string, string>>;
   /** The raw body exactly as received: text when it is valid UTF-8, base64 otherwise. */

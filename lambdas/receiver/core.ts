@@ -13,6 +13,7 @@ import {
   SQS_MAX_MESSAGE_BYTES,
 } from '../queue/event-message';
 import type { EventQueue } from '../queue/event-queue';
+import type { FaultInjector } from '../shared/faults';
 import { buildIdempotencyKey, resolveKeyRule } from '../shared/keys';
 import type { SecretSource } from '../shared/secrets';
 import {
@@ -83,7 +84,7 @@ export interface ReceiverDeps {
   readonly sleep?: (ms: number) => Promise<void>;
   readonly newLeaseToken?: () => string;
   /** Test and local-stack hook: throws to simulate a crash at a named point. */
-  readonly faultPoint?: (point: 'receiver.afterClaim', eventId: string) => void;
+  readonly faultPoint?: FaultInjector;
 }
 
 const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -186,6 +187,7 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
     );
   }
   const key = keyResult.key;
+  const expiresAt = Math.floor(now / 1000) + settings.claimTtlSeconds;
 
   const message: EventMessage = {
     v: EVENT_MESSAGE_VERSION,
@@ -193,6 +195,7 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
     provider: provider.id,
     ...pickEvent(event),
     receivedAt: new Date(now).toISOString(),
+    claimExpiresAt: expiresAt,
     headers: forwardedHeaders(delivery.headers),
     ...encodeBody(rawBody),
   };
@@ -209,7 +212,7 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
     eventId: event.eventId,
     eventType: event.eventType,
     ...(event.objectId === undefined ? {} : { objectId: event.objectId }),
-    expiresAt: Math.floor(now / 1000) + settings.claimTtlSeconds,
+    expiresAt,
   };
   return claimAndEnqueue(claim, messageBody, { ...ids, key }, deps);
 }

@@ -14,8 +14,9 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { isProviderId } from '../providers/types';
 import { SqsEventQueue } from '../queue/event-queue';
+import { faultInjector } from '../shared/faults';
 import { METRIC_NAMESPACE, PROVIDER_DIMENSION, ReceiverMetric } from '../shared/metric-names';
-import { EnvSecretSource } from '../shared/secrets';
+import { secretSourceFromEnvironment } from '../shared/secrets-manager';
 import { DynamoClaimStore } from '../store/dynamo-claim-store';
 import { type DeliveryOutcome, type DeliveryResult, type ReceiverDeps, receiveDelivery } from './core';
 import { deliveryFromEvent, toHttpResponse } from './http';
@@ -110,6 +111,7 @@ function record(result: DeliveryResult, latencyMs: number, logger: Logger, metri
 /** Builds the production dependencies from the environment (called once, on the first delivery). */
 export function depsFromEnvironment(env: NodeJS.ProcessEnv = process.env): Omit<ReceiverDeps, 'log'> {
   const settings = loadReceiverSettings(env);
+  const faultPoint = faultInjector(env.FAULT_POINTS, env.FAULT_POINTS_STATE_DIR);
   // Short timeouts and few retries: a provider's deadline is 5-10 s for the whole delivery.
   const clientConfig = {
     maxAttempts: 3,
@@ -122,7 +124,9 @@ export function depsFromEnvironment(env: NodeJS.ProcessEnv = process.env): Omit<
       tableName: settings.claimsTableName,
     }),
     queue: new SqsEventQueue({ client: new SQSClient(clientConfig), queueUrl: settings.eventQueueUrl }),
-    secrets: new EnvSecretSource(env),
+    secrets: secretSourceFromEnvironment(env),
+    // Recovery testing only (docs/rules.md): never set on a deployed stack.
+    ...(faultPoint ? { faultPoint } : {}),
   };
 }
 

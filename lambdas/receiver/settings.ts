@@ -6,6 +6,9 @@
 import { PROVIDERS } from '../providers';
 import { type KeyRule, type KeyRules, PROVIDER_IDS, type ProviderId } from '../providers/types';
 import { SQS_MAX_MESSAGE_BYTES } from '../queue/event-message';
+import { ConfigError, type Env, positiveInteger, required } from '../shared/config';
+
+export { ConfigError };
 
 export interface ProviderSettings {
   readonly claimTtlSeconds: number;
@@ -33,30 +36,6 @@ export const RECEIVER_DEFAULTS = {
   /** 256 KiB (SQS) less 8 KiB for the envelope: ids, headers and JSON escaping. */
   maxBodyBytes: SQS_MAX_MESSAGE_BYTES - 8_192,
 } as const;
-
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
-
-type Env = Readonly<Record<string, string | undefined>>;
-
-function required(env: Env, name: string): string {
-  const value = env[name]?.trim();
-  if (!value) throw new ConfigError(`environment variable ${name} is required`);
-  return value;
-}
-
-function positiveInteger(env: Env, name: string, fallback: number): number {
-  const raw = env[name]?.trim();
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new ConfigError(
-      `environment variable ${name} must be a positive integer, got ${JSON.stringify(raw)}`,
-    );
-  }
-  return value;
-}
 
 const KEY_RULE_KINDS: ReadonlySet<string> = new Set<KeyRule['kind']>([
   'event-id',

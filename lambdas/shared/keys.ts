@@ -10,27 +10,33 @@ export type KeyResult =
   | { readonly ok: true; readonly key: string; readonly rule: KeyRule['kind'] }
   | { readonly ok: false; readonly reason: 'missing_object_id'; readonly rule: KeyRule['kind'] };
 
-/** The exact event type's rule wins, then the longest matching `prefix*` pattern, then the default. */
-export function resolveKeyRule(rules: KeyRules, eventType: string): KeyRule {
-  const byType = rules.byEventType ?? {};
-  const exact = Object.hasOwn(byType, eventType) ? byType[eventType] : undefined;
-  if (exact) return exact;
-  let best: { length: number; rule: KeyRule } | undefined;
-  for (const [pattern, rule] of Object.entries(byType)) {
+/**
+ * Looks an event type up in a table keyed by exact types and `prefix*` patterns: the exact type
+ * wins, then the longest matching prefix.
+ */
+export function matchEventType<T>(table: Readonly<Record<string, T>>, eventType: string): T | undefined {
+  if (Object.hasOwn(table, eventType)) return table[eventType];
+  let best: { length: number; value: T } | undefined;
+  for (const [pattern, value] of Object.entries(table)) {
     if (!pattern.endsWith('*')) continue;
     const prefix = pattern.slice(0, -1);
     if (eventType.startsWith(prefix) && (best === undefined || prefix.length > best.length)) {
-      best = { length: prefix.length, rule };
+      best = { length: prefix.length, value };
     }
   }
-  return best?.rule ?? rules.default;
+  return best?.value;
+}
+
+/** The exact event type's rule wins, then the longest matching `prefix*` pattern, then the default. */
+export function resolveKeyRule(rules: KeyRules, eventType: string): KeyRule {
+  return matchEventType(rules.byEventType ?? {}, eventType) ?? rules.default;
 }
 
 /**
  * Each part is percent-encoded, so a `:` (or Asaas' `&`) inside an id can never make two different
  * facts share a key, and keys stay printable in logs.
  */
-function joinKey(parts: readonly string[]): string {
+export function joinKey(parts: readonly string[]): string {
   return parts.map((part) => encodeURIComponent(part)).join(':');
 }
 

@@ -25,3 +25,21 @@ export const ReceiverMetric = {
   /** Milliseconds from the handler's start to its answer. */
   Latency: 'ReceiverLatency',
 } as const;
+
+/** Emitted by the processor (service `webhook-processor`), with the same `provider` dimension. */
+export const ProcessorMetric = {
+  /** A message whose business effects are now applied (claim `DONE`). */
+  Processed: 'Processed',
+  /** A message that failed this attempt; SQS redelivers it, then moves it to the DLQ. */
+  ProcessingFailed: 'ProcessingFailed',
+  /** Milliseconds from the receiver accepting the delivery to the event being DONE (end-to-end lag). */
+  ProcessingLatency: 'ProcessingLatency',
+  /** A message whose claim was already DONE (an SQS redelivery or an extra copy): acknowledged, nothing applied. */
+  AlreadyDone: 'AlreadyDone',
+  /** A message whose event another worker holds a live lease on: retried after the visibility timeout. */
+  Busy: 'Busy',
+  /** An event type no handler is registered for. */
+  Unhandled: 'Unhandled',
+  /** An event older than the business object's last applied state: skipped by the stale-order guard. */
+  StaleSkipped: 'StaleSkipped',
+} as const;

@@ -48,8 +48,13 @@ export interface ClaimRecord {
   readonly messageId?: string;
   /** Last error recorded on the claim (enqueue failure, processing failure), for operators. */
   readonly lastError?: string;
-  /** Step marker written by the processor after each external effect. */
+  /** Step marker written by the processor after each step (`state`, then each effect). */
   readonly lastCompletedStep?: string;
+  /** The external effects the processor planned for the event, in order (read on resume). */
+  readonly plannedEffects?: readonly string[];
+  /** How a DONE event ended: `applied`, `stale`, `unhandled` or `noop`. */
+  readonly outcome?: string;
+  readonly processingAttempts?: number;
 }
 
 /** What a receiver knows when it first claims a key. */

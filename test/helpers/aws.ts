@@ -65,10 +65,47 @@ export async function createClaimsTable(
   return name;
 }
 
-export async function createQueue(client: SQSClient, name = uniqueName('events')): Promise<string> {
-  const result = await client.send(new CreateQueueCommand({ QueueName: name }));
+/** A business table as the stack declares them: partition key `pk`, on demand. */
+export async function createTable(client: DynamoDBClient, prefix: string): Promise<string> {
+  const name = uniqueName(prefix);
+  await client.send(
+    new CreateTableCommand({
+      TableName: name,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+    }),
+  );
+  return name;
+}
+
+export async function createQueue(
+  client: SQSClient,
+  name = uniqueName('events'),
+  attributes: Record<string, string> = {},
+): Promise<string> {
+  const result = await client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
   if (!result.QueueUrl) throw new Error('CreateQueue returned no URL');
   return result.QueueUrl;
+}
+
+/** An event queue with a DLQ through a real redrive policy. */
+export async function createQueueWithDlq(
+  client: SQSClient,
+  options: { maxReceiveCount: number; visibilityTimeoutSeconds: number },
+): Promise<{ queueUrl: string; dlqUrl: string }> {
+  const dlqUrl = await createQueue(client, uniqueName('events-dlq'));
+  const dlq = await client.send(
+    new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['QueueArn'] }),
+  );
+  const queueUrl = await createQueue(client, uniqueName('events'), {
+    VisibilityTimeout: String(options.visibilityTimeoutSeconds),
+    RedrivePolicy: JSON.stringify({
+      deadLetterTargetArn: dlq.Attributes?.QueueArn,
+      maxReceiveCount: options.maxReceiveCount,
+    }),
+  });
+  return { queueUrl, dlqUrl };
 }
 
 /** Drains every visible message (short visibility so a second drain would see nothing new). */
@@ -86,6 +123,21 @@ export async function receiveAll(client: SQSClient, queueUrl: string): Promise<M
     if (!result.Messages?.length) return messages;
     messages.push(...result.Messages);
   }
+}
+
+/** Reads one message's body without hiding it (visibility timeout 0). */
+export async function peekMessageBody(client: SQSClient, queueUrl: string): Promise<string> {
+  const result = await client.send(
+    new ReceiveMessageCommand({
+      QueueUrl: queueUrl,
+      MaxNumberOfMessages: 1,
+      WaitTimeSeconds: 0,
+      VisibilityTimeout: 0,
+    }),
+  );
+  const body = result.Messages?.[0]?.Body;
+  if (body === undefined) throw new Error('no message to peek at');
+  return body;
 }
 
 export async function queueDepth(client: SQSClient, queueUrl: string): Promise<number> {

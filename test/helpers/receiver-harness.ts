@@ -62,10 +62,14 @@ export interface ReceiverHarness {
 
 export async function createReceiverHarness(
   settingsOverride: Partial<ReceiverSettings> = {},
+  existing: { tableName?: string; queueUrl?: string } = {},
 ): Promise<ReceiverHarness> {
   const dynamo = dynamoClient();
   const sqs = sqsClient();
-  const [tableName, queueUrl] = await Promise.all([createClaimsTable(dynamo), createQueue(sqs)]);
+  const [tableName, queueUrl] = await Promise.all([
+    existing.tableName ?? createClaimsTable(dynamo),
+    existing.queueUrl ?? createQueue(sqs),
+  ]);
   const doc = documentClient(dynamo);
   const store = new DynamoClaimStore({ client: dynamo, tableName });
   const queue = new SqsEventQueue({ client: sqs, queueUrl });

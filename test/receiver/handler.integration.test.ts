@@ -63,6 +63,7 @@ describe('receiver Lambda handler', () => {
   let output: string[];
   beforeEach(async () => {
     h = await createReceiverHarness();
+    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
     output = [];
     // Powertools writes JSON logs and EMF metrics to stdout, warnings and errors to stderr.
     for (const stream of [process.stdout, process.stderr]) {
@@ -74,6 +75,7 @@ describe('receiver Lambda handler', () => {
   });
   afterEach(() => {
     vi.restoreAllMocks();
+    vi.unstubAllEnvs();
   });
 
   const handlerFor = (env: Record<string, string>) => {

@@ -5,6 +5,7 @@
 import { createHmac } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { EventQueue } from '../../lambdas/queue/event-queue';
+import { faultInjector } from '../../lambdas/shared/faults';
 import { ClaimStatus } from '../../lambdas/store/claim';
 import { putItem } from '../helpers/aws';
 import {
@@ -191,6 +192,18 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
     const claim = await h.claim(failed.key ?? '');
     expect(claim).toMatchObject({ status: ClaimStatus.Enqueued, deliveries: 2 });
     expect(claim?.lastError).toBeUndefined();
+    expect(await h.drain()).toHaveLength(1);
+  });
+
+  it('recovers from a crash between the claim and the enqueue (fault point receiver.afterClaim)', async () => {
+    const event = stripeCustomerEvent({ eventId: 'evt_crash_after_claim' });
+    const body = JSON.stringify(event);
+    const faultPoint = faultInjector('receiver.afterClaim@crash_after_claim:1');
+    const crashed = await h.deliver('stripe', body, stripeHeaders(body), { deps: { faultPoint } });
+    expect(crashed).toMatchObject({ statusCode: 500, outcome: 'enqueue_failed' });
+    expect(await h.depth()).toBe(0);
+    const retry = await h.deliver('stripe', body, stripeHeaders(body), { deps: { faultPoint } });
+    expect(retry).toMatchObject({ statusCode: 200, outcome: 'accepted', tookOver: true });
     expect(await h.drain()).toHaveLength(1);
   });
 

@@ -1,0 +1,150 @@
+/**
+ * The processor Lambda: SQS event source with ReportBatchItemFailures. Powertools' BatchProcessor
+ * runs each record through the core and reports only the failed ones, so one failed record never
+ * makes the rest of the batch run again. Logs one line per record, EMF metrics per provider.
+ */
+
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import middy from '@middy/core';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { isProviderId } from '../providers/types';
+import { faultInjector } from '../shared/faults';
+import { METRIC_NAMESPACE, PROVIDER_DIMENSION, ProcessorMetric } from '../shared/metric-names';
+import { ProcessingClaims } from '../store/processing-claims';
+import { ClaimBusyError, PoisonMessageError, type ProcessorDeps, processMessage } from './core';
+import { HttpLedger, HttpMailer } from './effects';
+import { EXAMPLE_HANDLERS } from './handlers';
+import { loadProcessorSettings } from './settings';
+import { StateStore } from './state-store';
+import type { HandlerRegistry } from './types';
+
+export interface ProcessorHandlerOptions {
+  readonly deps: () => Omit<ProcessorDeps, 'log'>;
+  readonly logger?: Logger;
+  readonly metrics?: Metrics;
+}
+
+type MetricUnitValue = Parameters<Metrics['addMetric']>[1];
+
+export type ProcessorHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+
+export function createProcessorHandler(options: ProcessorHandlerOptions): ProcessorHandler {
+  const logger = options.logger ?? new Logger({ serviceName: 'webhook-processor' });
+  const metrics =
+    options.metrics ?? new Metrics({ namespace: METRIC_NAMESPACE, serviceName: 'webhook-processor' });
+  let deps: ProcessorDeps | undefined;
+  // One EMF document per metric: records in a batch belong to different providers, and a single
+  // metric is flushed (dimensions included) by its first addMetric.
+  const emit = (
+    name: string,
+    provider: string,
+    value = 1,
+    unit: MetricUnitValue = MetricUnit.Count,
+  ): void => {
+    const single = metrics.singleMetric();
+    single.addDimension(PROVIDER_DIMENSION, provider);
+    single.addMetric(name, unit, value);
+  };
+
+  const processRecord = async (record: SQSRecord): Promise<void> => {
+    deps ??= { ...options.deps(), log: logger };
+    const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? '1') || 1;
+    const started = Date.now();
+    try {
+      const result = await processMessage(record.body, receiveCount, deps);
+      const provider = isProviderId(result.event.provider) ? result.event.provider : 'unknown';
+      if (result.kind === 'already-done') {
+        emit(ProcessorMetric.AlreadyDone, provider);
+      } else {
+        emit(ProcessorMetric.Processed, provider);
+        if (result.outcome === 'stale') emit(ProcessorMetric.StaleSkipped, provider);
+        if (result.outcome === 'unhandled') emit(ProcessorMetric.Unhandled, provider);
+        const receivedAt = Date.parse(result.event.receivedAt);
+        if (!Number.isNaN(receivedAt)) {
+          emit(
+            ProcessorMetric.ProcessingLatency,
+            provider,
+            Math.max(0, Date.now() - receivedAt),
+            MetricUnit.Milliseconds,
+          );
+        }
+      }
+      logger.info('event', {
+        provider,
+        key: result.key,
+        eventId: result.event.eventId,
+        eventType: result.event.eventType,
+        result: result.kind === 'already-done' ? 'already-done' : result.outcome,
+        receiveCount,
+        messageId: record.messageId,
+        latencyMs: Date.now() - started,
+      });
+    } catch (error) {
+      const details = {
+        messageId: record.messageId,
+        receiveCount,
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        latencyMs: Date.now() - started,
+      };
+      if (error instanceof ClaimBusyError)
+        logger.info('event busy elsewhere; will retry', { ...details, key: error.key });
+      else if (error instanceof PoisonMessageError)
+        logger.error('unreadable message; it will reach the DLQ', details);
+      emit(
+        error instanceof ClaimBusyError ? ProcessorMetric.Busy : ProcessorMetric.ProcessingFailed,
+        providerOf(record.body),
+      );
+      throw error;
+    }
+  };
+
+  const handle = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+    const processor = new BatchProcessor(EventType.SQS);
+    // Always answer with batchItemFailures (even when every record failed), so the contract is one.
+    return processPartialResponse(event, processRecord, processor, {
+      context,
+      throwOnFullBatchFailure: false,
+    });
+  };
+
+  // Metrics go out per record (singleMetric: each record has its own provider), so there is no
+  // batch-level flush to add.
+  return middy(handle).use(injectLambdaContext(logger, { resetKeys: true })) as unknown as ProcessorHandler;
+}
+
+function providerOf(body: string): string {
+  try {
+    const provider = (JSON.parse(body) as { provider?: unknown }).provider;
+    return typeof provider === 'string' && isProviderId(provider) ? provider : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Production wiring from the environment; `handlers` is where a user plugs in their own registry. */
+export function processorDepsFromEnvironment(
+  env: NodeJS.ProcessEnv = process.env,
+  handlers: HandlerRegistry = EXAMPLE_HANDLERS,
+): Omit<ProcessorDeps, 'log'> {
+  const settings = loadProcessorSettings(env);
+  const client = new DynamoDBClient({ maxAttempts: 3 });
+  const faultPoint = faultInjector(env.FAULT_POINTS, env.FAULT_POINTS_STATE_DIR);
+  return {
+    claims: new ProcessingClaims(client, settings.claimsTableName),
+    state: new StateStore(client, settings.tableNames),
+    handlers,
+    leaseSeconds: settings.leaseSeconds,
+    maxReceiveCount: settings.maxReceiveCount,
+    ...(settings.ledgerUrl ? { ledger: new HttpLedger({ url: settings.ledgerUrl }) } : {}),
+    ...(settings.mailerUrl ? { mailer: new HttpMailer({ url: settings.mailerUrl }) } : {}),
+    ...(faultPoint ? { faultPoint } : {}),
+  };
+}
+
+export const handler: ProcessorHandler = createProcessorHandler({
+  deps: () => processorDepsFromEnvironment(),
+});

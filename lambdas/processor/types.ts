@@ -1,0 +1,95 @@
+/**
+ * The business-handler API: what a user writes to apply an event. A handler is plain code: it reads
+ * the rows it needs, returns the absolute values to write, and names the external effects to run.
+ * The processor does the rest (claim, transaction, stale-order guard, step markers, retries).
+ * See docs/processor.md.
+ */
+import type { EventMessage } from '../queue/event-message';
+
+/** The example domain's business tables; each maps to a table name in the processor's settings. */
+export type TableRef = 'payments' | 'orders' | 'resources';
+
+/** The event as a handler sees it: the queue message plus the parsed JSON payload. */
+export interface ProcessingEvent extends EventMessage {
+  readonly payload: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Where an event stands in its object's history. A write applies only when its order is greater
+ * than the row's: later `at` (provider event time, epoch seconds) wins; in the same second the
+ * higher `rank` (the handler's documented precedence) wins; equal both ways, the row is kept.
+ */
+export interface EventOrder {
+  readonly at: number;
+  readonly rank: number;
+  readonly eventId: string;
+}
+
+/**
+ * One absolute write to one row: attribute values to SET (never increments). `guard` names the
+ * attribute prefix holding the row's order for this kind of write (default `lastEvent`:
+ * `lastEventId`, `lastEventCreated`, `lastEventRank`); two kinds of facts about one row (a payment's
+ * status and its refunds) can keep separate guards.
+ */
+export interface GuardedWrite {
+  readonly table: TableRef;
+  readonly pk: string;
+  readonly attributes: Readonly<Record<string, unknown>>;
+  readonly order: EventOrder;
+  readonly guard?: string;
+}
+
+export interface GuardedRead {
+  /** The row as it is now (strongly consistent), or undefined. */
+  readonly row: Readonly<Record<string, unknown>> | undefined;
+  /** Whether an event with this order may write the row (it is newer than the row's last writer). */
+  readonly newer: boolean;
+}
+
+export interface PlanContext {
+  /** Reads a row for the stale-order decision; the commit then checks the row did not change since. */
+  read(table: TableRef, pk: string, order: EventOrder, guard?: string): Promise<GuardedRead>;
+  /** Whether an effect adapter (`ledger`, `mailer`) is configured. */
+  has(adapter: EffectAdapterName): boolean;
+}
+
+export interface Plan {
+  /** Absolute writes, committed in one transaction with the claim's step marker. */
+  readonly writes?: readonly GuardedWrite[];
+  /**
+   * External effects to run after the writes commit, in order, the irreversible one last. Each runs
+   * once per event: a step marker is recorded after each, and a resumed event skips the done ones.
+   */
+  readonly effects?: readonly string[];
+  /** `stale` when the event was older than the row (nothing written). */
+  readonly outcome?: 'applied' | 'stale' | 'noop';
+}
+
+export type EffectAdapterName = 'ledger' | 'mailer';
+
+export interface EffectContext {
+  /** Stable per event and effect (`<claim key>:<effect>`): pass it to any API that takes one. */
+  readonly idempotencyKey: string;
+  readonly ledger: LedgerAdapter | undefined;
+  readonly mailer: MailerAdapter | undefined;
+}
+
+export interface LedgerAdapter {
+  post(entry: Readonly<Record<string, unknown>>, idempotencyKey: string): Promise<void>;
+}
+
+export interface MailerAdapter {
+  send(message: Readonly<Record<string, unknown>>, idempotencyKey: string): Promise<void>;
+}
+
+export type Effect = (event: ProcessingEvent, context: EffectContext) => Promise<void>;
+
+export interface BusinessHandler {
+  /** Decides what to write and which effects to run. Must be deterministic for a given event and state. */
+  plan(event: ProcessingEvent, context: PlanContext): Promise<Plan>;
+  /** The effects `plan` may name. Their input must come from the event alone, so a resume can rerun them. */
+  readonly effects?: Readonly<Record<string, Effect>>;
+}
+
+/** Handlers per provider, keyed by exact event type or `prefix*` pattern (exact wins, then longest prefix). */
+export type HandlerRegistry = Readonly<Partial<Record<string, Readonly<Record<string, BusinessHandler>>>>>;

@@ -1,0 +1,85 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * Fault points, for testing recovery: active only when FAULT_POINTS is set (a deployed stack never
+ * sets it). `FAULT_POINTS=point[@match][:count],...` throws at the named point, only for events whose
+ * provider event id contains `match` when given, `count` times (default 1, `*` for always).
+ */
+
+export const FAULT_POINT_NAMES = [
+  'receiver.afterClaim',
+  'processor.afterClaim',
+  'processor.beforeLedgerMarker',
+  'processor.afterLedger',
+] as const;
+export type FaultPointName = (typeof FAULT_POINT_NAMES)[number];
+
+export class InjectedFaultError extends Error {
+  override readonly name = 'InjectedFaultError';
+  constructor(readonly point: string) {
+    super(`injected fault at ${point}`);
+  }
+}
+
+interface FaultRule {
+  readonly point: string;
+  readonly match: string | undefined;
+  remaining: number; // Infinity for '*'
+}
+
+export type FaultInjector = (point: FaultPointName, eventId: string) => void;
+
+export function parseFaultPoints(spec: string | undefined): FaultRule[] {
+  if (!spec?.trim()) return [];
+  return spec
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .map((part) => {
+      const m = /^([A-Za-z.]+)(?:@([^:]*))?(?::(\*|\d+))?$/.exec(part);
+      if (!m?.[1] || !(FAULT_POINT_NAMES as readonly string[]).includes(m[1])) {
+        throw new Error(
+          `FAULT_POINTS entry ${JSON.stringify(part)} is not point[@match][:count] with a point among ${FAULT_POINT_NAMES.join(', ')}`,
+        );
+      }
+      const count = m[3] === undefined ? 1 : m[3] === '*' ? Number.POSITIVE_INFINITY : Number(m[3]);
+      return { point: m[1], match: m[2] || undefined, remaining: count };
+    });
+}
+
+/**
+ * An injector for the spec, or undefined when no fault is configured (the normal case).
+ *
+ * Counts are per process unless `stateDirectory` is given: then every process sharing the directory
+ * shares the counts (each firing claims a numbered directory, and mkdir is atomic), so "once" means
+ * once across all the execution environments of a local stack.
+ */
+export function faultInjector(spec: string | undefined, stateDirectory?: string): FaultInjector | undefined {
+  const rules = parseFaultPoints(spec);
+  if (rules.length === 0) return undefined;
+  const claimFiring = (index: number, rule: FaultRule): boolean => {
+    if (rule.remaining === Number.POSITIVE_INFINITY) return true;
+    if (stateDirectory === undefined) {
+      if (rule.remaining <= 0) return false;
+      rule.remaining -= 1;
+      return true;
+    }
+    for (let firing = 1; firing <= rule.remaining; firing++) {
+      try {
+        mkdirSync(join(stateDirectory, `rule-${index}-${firing}`), { recursive: false });
+        return true;
+      } catch {
+        // taken by an earlier firing (here or in another process)
+      }
+    }
+    return false;
+  };
+  return (point, eventId) => {
+    rules.forEach((rule, index) => {
+      if (rule.point !== point) return;
+      if (rule.match !== undefined && !eventId.includes(rule.match)) return;
+      if (claimFiring(index, rule)) throw new InjectedFaultError(point);
+    });
+  };
+}

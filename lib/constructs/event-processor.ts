@@ -1,0 +1,131 @@
+/**
+ * The event queue, its dead-letter queue, and the processor Lambda that drains it with partial
+ * batch failures. The queue's visibility timeout is derived from the processor's timeout.
+ */
+import { Duration } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names';
+import { PROCESSOR_SERVICE } from './metrics';
+import { WebhookFunction } from './webhook-function';
+
+/**
+ * AWS: "set the source queue's visibility timeout to at least six times the timeout that you
+ * configure on your function" (plus the batching window, during which messages already count as in
+ * flight). https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html
+ */
+export const VISIBILITY_TIMEOUT_FACTOR = 6;
+
+export interface EventProcessorProps {
+  readonly entry: string;
+  readonly claimsTable: dynamodb.ITable;
+  readonly paymentsTable: dynamodb.ITable;
+  readonly ordersTable: dynamodb.ITable;
+  readonly resourcesTable: dynamodb.ITable;
+  readonly timeout: Duration;
+  readonly memorySize: number;
+  readonly lease: Duration;
+  readonly maxReceiveCount: number;
+  readonly batchSize: number;
+  readonly maxBatchingWindow: Duration;
+  readonly ledgerUrl?: string;
+  readonly mailerUrl?: string;
+  readonly extraEnvironment?: Readonly<Record<string, string>>;
+  readonly logRetention: logs.RetentionDays;
+}
+
+export class EventProcessor extends Construct {
+  public readonly queue: sqs.Queue;
+  public readonly deadLetterQueue: sqs.Queue;
+  public readonly processor: lambda.IFunction;
+  public readonly processorLogGroup: logs.ILogGroup;
+  public readonly visibilityTimeout: Duration;
+
+  constructor(scope: Construct, id: string, props: EventProcessorProps) {
+    super(scope, id);
+
+    // Standard queues keep a message's original enqueue time when it moves to the DLQ, so the DLQ
+    // must retain longer than the source queue (4 days) for the message to survive there.
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
+      retentionPeriod: Duration.days(14),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
+    this.visibilityTimeout = Duration.seconds(
+      VISIBILITY_TIMEOUT_FACTOR * props.timeout.toSeconds() + props.maxBatchingWindow.toSeconds(),
+    );
+    this.queue = new sqs.Queue(this, 'EventQueue', {
+      visibilityTimeout: this.visibilityTimeout,
+      retentionPeriod: Duration.days(4),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount },
+    });
+
+    const processor = new WebhookFunction(this, 'Processor', {
+      entry: props.entry,
+      description: 'Webhook processor: apply each queued event once to the business tables',
+      // A batch of up to 10 events, each a few DynamoDB transactions and optional HTTP calls
+      // (ledger, mailer): 30 s leaves room for slow downstreams without holding messages for long.
+      timeout: props.timeout,
+      // As for the receiver: more memory is more CPU, and the batch is processed in one process.
+      memorySize: props.memorySize,
+      logRetention: props.logRetention,
+      environment: {
+        CLAIMS_TABLE_NAME: props.claimsTable.tableName,
+        PAYMENTS_TABLE_NAME: props.paymentsTable.tableName,
+        ORDERS_TABLE_NAME: props.ordersTable.tableName,
+        RESOURCES_TABLE_NAME: props.resourcesTable.tableName,
+        PROCESSING_LEASE_SECONDS: String(props.lease.toSeconds()),
+        // The processor marks a claim FAILED on the attempt SQS will not redeliver.
+        MAX_RECEIVE_COUNT: String(props.maxReceiveCount),
+        ...(props.ledgerUrl === undefined ? {} : { LEDGER_URL: props.ledgerUrl }),
+        ...(props.mailerUrl === undefined ? {} : { MAILER_URL: props.mailerUrl }),
+        POWERTOOLS_SERVICE_NAME: PROCESSOR_SERVICE,
+        POWERTOOLS_METRICS_NAMESPACE: METRIC_NAMESPACE,
+        ...props.extraEnvironment,
+      },
+    });
+    this.processor = processor.function;
+    this.processorLogGroup = processor.logGroup;
+
+    // TransactWriteItems is authorised per item: each table needs the action of every item kind it
+    // takes part in (Put, Update, ConditionCheck), not a "TransactWriteItems" action.
+    processor.role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: [
+          'dynamodb:GetItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:PutItem',
+          'dynamodb:ConditionCheckItem',
+        ],
+        resources: [props.claimsTable.tableArn],
+      }),
+    );
+    processor.role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: [
+          'dynamodb:GetItem',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:ConditionCheckItem',
+        ],
+        resources: [props.paymentsTable.tableArn, props.ordersTable.tableArn, props.resourcesTable.tableArn],
+      }),
+    );
+
+    // Grants the poller's SQS actions on this queue only (Receive, Delete, ChangeVisibility, ...).
+    this.processor.addEventSource(
+      new SqsEventSource(this.queue, {
+        batchSize: props.batchSize,
+        maxBatchingWindow: props.maxBatchingWindow,
+        reportBatchItemFailures: true,
+      }),
+    );
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * Typed per-provider props -> the receiver's `PROVIDER_SETTINGS` JSON. Only overrides are written;
+ * everything else stays at the provider module's default (lambdas/providers/*), the one source of
+ * those rules. The JSON is checked at synth time with the receiver's own parser, so a bad setting
+ * fails `cdk synth` instead of every delivery.
+ */
+import type { Duration } from 'aws-cdk-lib';
+import type { KeyRule, ProviderId } from '../../lambdas/providers/types';
+import { PROVIDER_IDS } from '../../lambdas/providers/types';
+import { parseProviderSettings } from '../../lambdas/receiver/settings';
+
+export type KeyRuleKind = KeyRule['kind'];
+
+export interface ProviderKeyRules {
+  /** Rule for event types not listed in `byEventType`. @default the provider module's (`event-id`) */
+  readonly default?: KeyRuleKind;
+  /**
+   * Per event type: exact (`charge.refunded`) or a prefix ending in `*` (`charge.*`). Merged over
+   * the provider's own (Stripe: `payment_intent.*` is `composite`).
+   * @default the provider module's
+   */
+  readonly byEventType?: Readonly<Record<string, KeyRuleKind>>;
+}
+
+export interface ProviderSettingsOptions {
+  /**
+   * How long a claim blocks duplicates: the provider's retry window plus a margin for replays.
+   * @default the provider module's: Stripe 7 days, GitHub 7 days, Shopify 3 days, Asaas 21 days, Standard 3 days
+   */
+  readonly claimTtl?: Duration;
+  /**
+   * Signed-timestamp tolerance (Stripe and Standard Webhooks sign one; the others ignore it).
+   * @default the provider module's: 300 seconds
+   */
+  readonly signatureTolerance?: Duration;
+  /** @default the provider module's key rules (docs/rules.md) */
+  readonly keyRules?: ProviderKeyRules;
+}
+
+export class ProviderSettingsError extends Error {
+  override readonly name = 'ProviderSettingsError';
+}
+
+export function providerSettingsJson(
+  providers: Partial<Readonly<Record<ProviderId, ProviderSettingsOptions>>> = {},
+): string {
+  const overrides: Record<string, Record<string, unknown>> = {};
+  for (const id of PROVIDER_IDS) {
+    const options = providers[id];
+    if (!options) continue;
+    const entry: Record<string, unknown> = {};
+    if (options.claimTtl) entry.claimTtlSeconds = options.claimTtl.toSeconds();
+    if (options.signatureTolerance) entry.toleranceSeconds = options.signatureTolerance.toSeconds();
+    if (options.keyRules) {
+      entry.keyRules = {
+        ...(options.keyRules.default ? { default: options.keyRules.default } : {}),
+        ...(options.keyRules.byEventType ? { byEventType: { ...options.keyRules.byEventType } } : {}),
+      };
+    }
+    if (Object.keys(entry).length > 0) overrides[id] = entry;
+  }
+  const json = JSON.stringify(overrides);
+  try {
+    parseProviderSettings(json);
+  } catch (error) {
+    throw new ProviderSettingsError(`invalid providers prop: ${(error as Error).message}`);
+  }
+  return json;
+}

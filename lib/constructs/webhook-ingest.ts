@@ -1,0 +1,160 @@
+/**
+ * Ingest: the HTTP API (one `POST /webhooks/<provider>` route per provider, stage throttling,
+ * access logs) and the receiver Lambda behind it, with exactly the permissions it needs.
+ *
+ * Routes are explicit per provider rather than one `POST /webhooks/{provider}`: a path naming no
+ * provider is answered `404` by API Gateway without invoking (or paying for) the function, and each
+ * route can be throttled on its own (stage `RouteSettings`). The receiver reads the provider from
+ * the path's last segment when there is no path parameter (lambdas/receiver/http.ts).
+ */
+import { type Duration, Stack, Validations } from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types';
+import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names';
+import { SECRET_ARNS_ENV_VAR } from '../../lambdas/shared/secrets-manager';
+import { RECEIVER_SERVICE } from './metrics';
+import { projectPath, WebhookFunction } from './webhook-function';
+
+export interface WebhookIngestProps {
+  readonly claimsTable: dynamodb.ITable;
+  readonly eventQueue: sqs.IQueue;
+  readonly secrets: Readonly<Record<ProviderId, secretsmanager.ISecret>>;
+  /** JSON for `PROVIDER_SETTINGS`, already validated. */
+  readonly providerSettingsJson: string;
+  readonly timeout: Duration;
+  readonly memorySize: number;
+  readonly lease: Duration;
+  readonly throttlingRateLimit: number;
+  readonly throttlingBurstLimit: number;
+  readonly logRetention: logs.RetentionDays;
+}
+
+export class WebhookIngest extends Construct {
+  public readonly api: apigwv2.HttpApi;
+  public readonly stage: apigwv2.HttpStage;
+  public readonly accessLogGroup: logs.LogGroup;
+  public readonly receiver: lambda.IFunction;
+  public readonly receiverLogGroup: logs.ILogGroup;
+  public readonly routes: Readonly<Record<ProviderId, apigwv2.HttpRoute>>;
+
+  constructor(scope: Construct, id: string, props: WebhookIngestProps) {
+    super(scope, id);
+    const secretArns = Object.fromEntries(PROVIDER_IDS.map((p) => [p, props.secrets[p].secretArn]));
+
+    const receiver = new WebhookFunction(this, 'Receiver', {
+      entry: projectPath('lambdas/receiver/handler.ts'),
+      description: 'Webhook receiver: verify the signature, claim the key once, enqueue',
+      // Providers give up on a delivery after 5-10 s (Stripe/GitHub 10 s, Shopify 5 s): past 10 s
+      // nobody is listening for the answer, and the provider's retry will be handled fresh.
+      timeout: props.timeout,
+      // CPU scales with memory: 512 MB keeps the HMAC, JSON parsing and TLS set-up off the
+      // latency path at a cost of cents; the function itself needs far less.
+      memorySize: props.memorySize,
+      logRetention: props.logRetention,
+      environment: {
+        CLAIMS_TABLE_NAME: props.claimsTable.tableName,
+        EVENT_QUEUE_URL: props.eventQueue.queueUrl,
+        RECEIVER_LEASE_SECONDS: String(props.lease.toSeconds()),
+        PROVIDER_SETTINGS: props.providerSettingsJson,
+        // ARNs only: the values are read at run time (lambdas/shared/secrets-manager.ts).
+        [SECRET_ARNS_ENV_VAR]: Stack.of(this).toJsonString(secretArns),
+        POWERTOOLS_SERVICE_NAME: RECEIVER_SERVICE,
+        POWERTOOLS_METRICS_NAMESPACE: METRIC_NAMESPACE,
+      },
+    });
+    this.receiver = receiver.function;
+    this.receiverLogGroup = receiver.logGroup;
+
+    // Exactly what the claim store and the queue adapter call, on exactly these resources.
+    receiver.role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem'],
+        resources: [props.claimsTable.tableArn],
+      }),
+    );
+    receiver.role.addToPolicy(
+      new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [props.eventQueue.queueArn] }),
+    );
+    receiver.role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: PROVIDER_IDS.map((p) => props.secrets[p].secretArn),
+      }),
+    );
+
+    this.accessLogGroup = new logs.LogGroup(this, 'AccessLogs', { retention: props.logRetention });
+    this.api = new apigwv2.HttpApi(this, 'Api', {
+      description: 'Idempotent webhook receiver: POST /webhooks/<provider>',
+      createDefaultStage: false,
+    });
+    this.stage = new apigwv2.HttpStage(this, 'DefaultStage', {
+      httpApi: this.api,
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: { rateLimit: props.throttlingRateLimit, burstLimit: props.throttlingBurstLimit },
+      accessLogSettings: {
+        destination: new apigwv2.LogGroupLogDestination(this.accessLogGroup),
+        // No headers or body: signatures and tokens travel in headers and must never be logged.
+        format: accessLogFormat(),
+      },
+    });
+
+    const integration = new HttpLambdaIntegration('Receiver', this.receiver, {
+      payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0,
+    });
+    const routes = {} as Record<ProviderId, apigwv2.HttpRoute>;
+    for (const provider of PROVIDER_IDS) {
+      const [route] = this.api.addRoutes({
+        path: `/webhooks/${provider}`,
+        methods: [apigwv2.HttpMethod.POST],
+        integration,
+      });
+      if (!route) throw new Error(`no route created for ${provider}`);
+      routes[provider] = route;
+      Validations.of(route).acknowledge({
+        id: 'AwsSolutions-APIG4',
+        reason:
+          'Webhook providers cannot send AWS credentials or JWTs: every delivery is authenticated by its ' +
+          'provider signature (HMAC over the raw body, or the Asaas token) inside the receiver Lambda, ' +
+          'before anything is written.',
+      });
+    }
+    this.routes = routes;
+  }
+
+  /** `https://<api>.execute-api.<region>.amazonaws.com/webhooks/<provider>` */
+  webhookUrl(provider: ProviderId): string {
+    return `${this.stage.url}webhooks/${provider}`;
+  }
+}
+
+function accessLogFormat(): apigw.AccessLogFormat {
+  return apigw.AccessLogFormat.custom(
+    JSON.stringify({
+      requestId: '$context.requestId',
+      requestTime: '$context.requestTime',
+      ip: '$context.identity.sourceIp',
+      userAgent: '$context.identity.userAgent',
+      httpMethod: '$context.httpMethod',
+      path: '$context.path',
+      routeKey: '$context.routeKey',
+      status: '$context.status',
+      protocol: '$context.protocol',
+      responseLength: '$context.responseLength',
+      responseLatency: '$context.responseLatency',
+      integrationStatus: '$context.integrationStatus',
+      integrationLatency: '$context.integrationLatency',
+      integrationError: '$context.integrationErrorMessage',
+      error: '$context.error.message',
+    }),
+  );
+}

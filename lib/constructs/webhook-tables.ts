@@ -1,0 +1,48 @@
+/**
+ * The claims table (one item per idempotency key, expired by TTL) and the example business tables
+ * the processor writes. On-demand, point-in-time recovery on, AWS-owned encryption.
+ */
+import { RemovalPolicy } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import { Construct } from 'constructs';
+import { CLAIMS_TABLE_SCHEMA } from '../../lambdas/store/schema';
+
+export interface WebhookTablesProps {
+  /**
+   * What happens to the tables (and their data) when they leave the stack.
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+export class WebhookTables extends Construct {
+  /** Claims: partition key `pk` (the idempotency key), TTL attribute `expiresAt`. */
+  public readonly claims: dynamodb.Table;
+  public readonly payments: dynamodb.Table;
+  public readonly orders: dynamodb.Table;
+  public readonly resources: dynamodb.Table;
+
+  constructor(scope: Construct, id: string, props: WebhookTablesProps = {}) {
+    super(scope, id);
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const table = (tableId: string, timeToLiveAttribute?: string) =>
+      new dynamodb.Table(this, tableId, {
+        partitionKey: { name: CLAIMS_TABLE_SCHEMA.partitionKey, type: dynamodb.AttributeType.STRING },
+        billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+        pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+        ...(timeToLiveAttribute ? { timeToLiveAttribute } : {}),
+        removalPolicy,
+      });
+
+    this.claims = table('Claims', CLAIMS_TABLE_SCHEMA.ttlAttribute);
+    // The business tables are keyed `pk` too: the processor writes whole rows by key (absolute writes).
+    this.payments = table('Payments');
+    this.orders = table('Orders');
+    this.resources = table('Resources');
+  }
+
+  /** The tables the processor's business handlers write (everything but the claims table). */
+  get businessTables(): readonly dynamodb.Table[] {
+    return [this.payments, this.orders, this.resources];
+  }
+}

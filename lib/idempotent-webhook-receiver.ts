@@ -1,0 +1,273 @@
+/**
+ * IdempotentWebhookReceiver: the whole pipeline in one construct, for your own CDK app.
+ *
+ *   provider --HTTPS--> HTTP API --> receiver Lambda --> SQS --> processor Lambda --> business tables
+ *                                      | claims table                  | DLQ, alarms, dashboard
+ *
+ * Each concern is its own construct under ./constructs; this one only resolves defaults, checks
+ * that the timeouts and leases fit together, and wires the parts.
+ */
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { PROVIDER_IDS, type ProviderId } from '../lambdas/providers/types';
+import { EventProcessor } from './constructs/event-processor';
+import { type ProviderSettingsOptions, providerSettingsJson } from './constructs/provider-settings';
+import {
+  type ProviderAlarmOptions,
+  WebhookAlarms,
+  type WebhookAlarmThresholds,
+} from './constructs/webhook-alarms';
+import { WebhookDashboard } from './constructs/webhook-dashboard';
+import { projectPath } from './constructs/webhook-function';
+import { WebhookIngest } from './constructs/webhook-ingest';
+import { WebhookSecrets } from './constructs/webhook-secrets';
+import { WebhookTables } from './constructs/webhook-tables';
+
+export type { KeyRuleKind, ProviderKeyRules } from './constructs/provider-settings';
+export type { DuplicateRatioAlarmOptions, WebhookAlarmThresholds } from './constructs/webhook-alarms';
+
+/** Everything configurable per provider: the receiver's rules and the provider's alarms. */
+export interface ProviderOptions extends ProviderSettingsOptions, ProviderAlarmOptions {}
+
+export interface IdempotentWebhookReceiverProps {
+  /**
+   * Per-provider claim TTL, signature tolerance, key rules and duplicate-ratio alarms.
+   * @default the provider modules' defaults (lambdas/providers/*) and every alarm on, except GitHub's
+   * low duplicate-ratio alarm
+   */
+  readonly providers?: Partial<Readonly<Record<ProviderId, ProviderOptions>>>;
+  /** Steady-state requests per second for the whole API (default stage). @default 100 */
+  readonly throttlingRateLimit?: number;
+  /** Burst of requests for the whole API (default stage). @default 200 */
+  readonly throttlingBurstLimit?: number;
+  /** @default Duration.seconds(10) */
+  readonly receiverTimeout?: Duration;
+  /** @default 512 */
+  readonly receiverMemorySize?: number;
+  /** How long a fresh claim is held while the receiver enqueues; must exceed `receiverTimeout`. @default Duration.seconds(15) */
+  readonly receiverLease?: Duration;
+  /**
+   * The processor's module (TypeScript or JavaScript) exporting `handler`, an SQS handler that
+   * returns `SQSBatchResponse`. Point it at your own module to plug in your business handlers.
+   * @default lambdas/processor/handler.ts of this project
+   */
+  readonly processorEntry?: string;
+  /** Extra environment variables for the processor (your handlers' settings). @default none */
+  readonly processorEnvironment?: Readonly<Record<string, string>>;
+  /** @default Duration.seconds(30) */
+  readonly processorTimeout?: Duration;
+  /** @default 512 */
+  readonly processorMemorySize?: number;
+  /**
+   * How long the processor holds a claim while it applies an event; must exceed `processorTimeout`
+   * and not exceed the queue's visibility timeout (6 x `processorTimeout` + `maxBatchingWindow`).
+   * @default Duration.seconds(120)
+   */
+  readonly processingLease?: Duration;
+  /** Receives before SQS moves a message to the DLQ (also the processor's `MAX_RECEIVE_COUNT`). @default 5 */
+  readonly maxReceiveCount?: number;
+  /** Messages per processor invocation. @default 10 */
+  readonly batchSize?: number;
+  /** How long the poller gathers a batch. @default Duration.seconds(1) */
+  readonly maxBatchingWindow?: Duration;
+  /** `LEDGER_URL` of the example processor. @default unset (the variable is absent) */
+  readonly ledgerUrl?: string;
+  /** `MAILER_URL` of the example processor. @default unset (the variable is absent) */
+  readonly mailerUrl?: string;
+  /** Retention of the functions' and the API's log groups. @default logs.RetentionDays.ONE_MONTH */
+  readonly logRetention?: logs.RetentionDays;
+  /** Tables and secrets when removed from the stack. @default RemovalPolicy.RETAIN */
+  readonly removalPolicy?: RemovalPolicy;
+  /** Subscribed (by email) to the alarm topic. @default no subscription */
+  readonly alarmEmail?: string;
+  /** @default see WebhookAlarmThresholds */
+  readonly alarmThresholds?: WebhookAlarmThresholds;
+  /** Alarm names are `<prefix>-<severity>-<alarm>`. @default the stack name */
+  readonly alarmNamePrefix?: string;
+  /** @default a name generated by CloudFormation */
+  readonly dashboardName?: string;
+}
+
+export const RECEIVER_DEFAULTS = {
+  timeout: Duration.seconds(10),
+  memorySize: 512,
+  lease: Duration.seconds(15),
+} as const;
+
+export const PROCESSOR_DEFAULTS = {
+  entry: projectPath('lambdas/processor/handler.ts'),
+  timeout: Duration.seconds(30),
+  memorySize: 512,
+  lease: Duration.seconds(120),
+  maxReceiveCount: 5,
+  batchSize: 10,
+  maxBatchingWindow: Duration.seconds(1),
+} as const;
+
+export class IdempotentWebhookReceiverPropsError extends Error {
+  override readonly name = 'IdempotentWebhookReceiverPropsError';
+}
+
+export class IdempotentWebhookReceiver extends Construct {
+  public readonly claimsTable: dynamodb.Table;
+  public readonly paymentsTable: dynamodb.Table;
+  public readonly ordersTable: dynamodb.Table;
+  public readonly resourcesTable: dynamodb.Table;
+  public readonly eventQueue: sqs.Queue;
+  public readonly deadLetterQueue: sqs.Queue;
+  public readonly httpApi: apigwv2.HttpApi;
+  public readonly stage: apigwv2.HttpStage;
+  public readonly receiverFunction: lambda.IFunction;
+  public readonly processorFunction: lambda.IFunction;
+  /** One secret per provider, holding `{"current":"REPLACE_ME"}` until the operator sets it. */
+  public readonly secrets: Readonly<Record<ProviderId, secretsmanager.Secret>>;
+  public readonly alarmTopic: sns.Topic;
+  /** Every alarm, by definition id (`DuplicateRatioHigh-stripe`, `DeadLetterQueueNotEmpty`, ...). */
+  public readonly alarms: Readonly<Record<string, cloudwatch.Alarm>>;
+  public readonly dashboard: cloudwatch.Dashboard;
+  /** `https://.../webhooks/<provider>`, to paste into each provider's dashboard. */
+  public readonly webhookUrls: Readonly<Record<ProviderId, string>>;
+  public readonly dashboardUrl: string;
+
+  constructor(scope: Construct, id: string, props: IdempotentWebhookReceiverProps = {}) {
+    super(scope, id);
+    const receiverTimeout = props.receiverTimeout ?? RECEIVER_DEFAULTS.timeout;
+    const receiverLease = props.receiverLease ?? RECEIVER_DEFAULTS.lease;
+    const processorTimeout = props.processorTimeout ?? PROCESSOR_DEFAULTS.timeout;
+    const processingLease = props.processingLease ?? PROCESSOR_DEFAULTS.lease;
+    const maxReceiveCount = props.maxReceiveCount ?? PROCESSOR_DEFAULTS.maxReceiveCount;
+    const maxBatchingWindow = props.maxBatchingWindow ?? PROCESSOR_DEFAULTS.maxBatchingWindow;
+    const logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+
+    checkProps({ receiverTimeout, receiverLease, processorTimeout, processingLease, maxReceiveCount, props });
+
+    const tables = new WebhookTables(this, 'Tables', { removalPolicy });
+    const secrets = new WebhookSecrets(this, 'Secrets', { removalPolicy });
+
+    const processing = new EventProcessor(this, 'Processing', {
+      entry: props.processorEntry ?? PROCESSOR_DEFAULTS.entry,
+      claimsTable: tables.claims,
+      paymentsTable: tables.payments,
+      ordersTable: tables.orders,
+      resourcesTable: tables.resources,
+      timeout: processorTimeout,
+      memorySize: props.processorMemorySize ?? PROCESSOR_DEFAULTS.memorySize,
+      lease: processingLease,
+      maxReceiveCount,
+      batchSize: props.batchSize ?? PROCESSOR_DEFAULTS.batchSize,
+      maxBatchingWindow,
+      ...(props.ledgerUrl === undefined ? {} : { ledgerUrl: props.ledgerUrl }),
+      ...(props.mailerUrl === undefined ? {} : { mailerUrl: props.mailerUrl }),
+      ...(props.processorEnvironment ? { extraEnvironment: props.processorEnvironment } : {}),
+      logRetention,
+    });
+    // A processor that crashed mid-event must have lost its lease by the time SQS shows the message
+    // again, or the retry finds the claim still held and the receive is wasted on the way to the DLQ.
+    if (processingLease.toSeconds() > processing.visibilityTimeout.toSeconds()) {
+      throw new IdempotentWebhookReceiverPropsError(
+        `processingLease (${processingLease.toSeconds()} s) must not exceed the event queue's visibility ` +
+          `timeout (${processing.visibilityTimeout.toSeconds()} s = 6 x processorTimeout + maxBatchingWindow)`,
+      );
+    }
+
+    const ingest = new WebhookIngest(this, 'Ingest', {
+      claimsTable: tables.claims,
+      eventQueue: processing.queue,
+      secrets: secrets.secrets,
+      providerSettingsJson: providerSettingsJson(props.providers),
+      timeout: receiverTimeout,
+      memorySize: props.receiverMemorySize ?? RECEIVER_DEFAULTS.memorySize,
+      lease: receiverLease,
+      throttlingRateLimit: props.throttlingRateLimit ?? 100,
+      throttlingBurstLimit: props.throttlingBurstLimit ?? 200,
+      logRetention,
+    });
+
+    const alarms = new WebhookAlarms(this, 'Alarms', {
+      api: ingest.api,
+      processor: processing.processor,
+      eventQueue: processing.queue,
+      deadLetterQueue: processing.deadLetterQueue,
+      ...(props.providers ? { providers: props.providers } : {}),
+      ...(props.alarmThresholds ? { thresholds: props.alarmThresholds } : {}),
+      ...(props.alarmEmail ? { alarmEmail: props.alarmEmail } : {}),
+      ...(props.alarmNamePrefix ? { alarmNamePrefix: props.alarmNamePrefix } : {}),
+    });
+
+    const dashboard = new WebhookDashboard(this, 'Dashboard', {
+      api: ingest.api,
+      receiver: ingest.receiver,
+      processor: processing.processor,
+      eventQueue: processing.queue,
+      deadLetterQueue: processing.deadLetterQueue,
+      alarms: Object.values(alarms.alarms),
+      ...(props.dashboardName ? { dashboardName: props.dashboardName } : {}),
+    });
+
+    this.claimsTable = tables.claims;
+    this.paymentsTable = tables.payments;
+    this.ordersTable = tables.orders;
+    this.resourcesTable = tables.resources;
+    this.eventQueue = processing.queue;
+    this.deadLetterQueue = processing.deadLetterQueue;
+    this.httpApi = ingest.api;
+    this.stage = ingest.stage;
+    this.receiverFunction = ingest.receiver;
+    this.processorFunction = processing.processor;
+    this.secrets = secrets.secrets;
+    this.alarmTopic = alarms.topic;
+    this.alarms = alarms.alarms;
+    this.dashboard = dashboard.dashboard;
+    this.dashboardUrl = dashboard.url;
+    this.webhookUrls = Object.fromEntries(PROVIDER_IDS.map((p) => [p, ingest.webhookUrl(p)])) as Record<
+      ProviderId,
+      string
+    >;
+  }
+}
+
+function checkProps(values: {
+  receiverTimeout: Duration;
+  receiverLease: Duration;
+  processorTimeout: Duration;
+  processingLease: Duration;
+  maxReceiveCount: number;
+  props: IdempotentWebhookReceiverProps;
+}): void {
+  const fail = (message: string): never => {
+    throw new IdempotentWebhookReceiverPropsError(message);
+  };
+  const { receiverTimeout, receiverLease, processorTimeout, processingLease, maxReceiveCount, props } =
+    values;
+  // The lease protects a claim while its receiver may still be running: it must outlive the function.
+  if (receiverLease.toSeconds() <= receiverTimeout.toSeconds()) {
+    fail(
+      `receiverLease (${receiverLease.toSeconds()} s) must be longer than receiverTimeout (${receiverTimeout.toSeconds()} s)`,
+    );
+  }
+  // API Gateway stops waiting for an integration after 30 s; a longer receiver would answer no one.
+  if (receiverTimeout.toSeconds() > 30) fail('receiverTimeout must be at most 30 seconds');
+  if (processingLease.toSeconds() <= processorTimeout.toSeconds()) {
+    fail(
+      `processingLease (${processingLease.toSeconds()} s) must be longer than processorTimeout (${processorTimeout.toSeconds()} s)`,
+    );
+  }
+  if (!Number.isInteger(maxReceiveCount) || maxReceiveCount < 1 || maxReceiveCount > 1000) {
+    fail('maxReceiveCount must be an integer from 1 to 1000');
+  }
+  for (const [name, value] of [
+    ['throttlingRateLimit', props.throttlingRateLimit],
+    ['throttlingBurstLimit', props.throttlingBurstLimit],
+  ] as const) {
+    if (value !== undefined && !(value > 0)) fail(`${name} must be positive`);
+  }
+}

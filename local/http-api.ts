@@ -1,0 +1,153 @@
+/**
+ * Serves an HTTP API's routes on loopback the way API Gateway HTTP API (payload format 2.0) calls a
+ * Lambda proxy integration: it builds the v2 event (lower-cased headers, base64 bodies for binary
+ * content), invokes the function and maps its structured result back to HTTP.
+ */
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+
+export interface HttpRoute {
+  readonly method: string;
+  /** `/webhooks/stripe` or `/webhooks/{provider}`. */
+  readonly path: string;
+  readonly invoke: (event: APIGatewayProxyEventV2) => Promise<unknown>;
+}
+
+/** API Gateway's own payload limit. */
+const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
+
+const TEXT_TYPES = [
+  /^text\//,
+  /json/,
+  /xml/,
+  /^application\/x-www-form-urlencoded/,
+  /^application\/javascript/,
+];
+
+function matchRoute(routes: readonly HttpRoute[], method: string, path: string) {
+  for (const route of routes) {
+    if (route.method !== method && route.method !== 'ANY') continue;
+    const pattern = route.path.split('/');
+    const actual = path.split('/');
+    if (pattern.length !== actual.length) continue;
+    const parameters: Record<string, string> = {};
+    const ok = pattern.every((segment, i) => {
+      const value = actual[i] ?? '';
+      if (segment.startsWith('{') && segment.endsWith('}')) {
+        parameters[segment.slice(1, -1)] = decodeURIComponent(value);
+        return value.length > 0;
+      }
+      return segment === value;
+    });
+    if (ok) return { route, parameters };
+  }
+  return undefined;
+}
+
+async function readBody(request: IncomingMessage): Promise<Buffer | 'too-large'> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_PAYLOAD_BYTES) return 'too-large';
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function json(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, { 'content-type': 'application/json' });
+  response.end(JSON.stringify(body));
+}
+
+export function toApiEvent(
+  request: IncomingMessage,
+  route: HttpRoute,
+  parameters: Record<string, string>,
+  body: Buffer,
+): APIGatewayProxyEventV2 {
+  const url = new URL(request.url ?? '/', 'http://localhost');
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const contentType = headers['content-type'] ?? '';
+  const isText = body.length === 0 || TEXT_TYPES.some((t) => t.test(contentType));
+  const now = new Date();
+  return {
+    version: '2.0',
+    routeKey: `${route.method} ${route.path}`,
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    headers,
+    ...(Object.keys(parameters).length ? { pathParameters: parameters } : {}),
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: 'local',
+      http: {
+        method: request.method ?? 'GET',
+        path: url.pathname,
+        protocol: `HTTP/${request.httpVersion}`,
+        sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId: randomUUID(),
+      routeKey: `${route.method} ${route.path}`,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    ...(body.length ? { body: isText ? body.toString('utf8') : body.toString('base64') } : {}),
+    isBase64Encoded: !isText,
+  };
+}
+
+export async function startHttpApi(options: {
+  readonly routes: readonly HttpRoute[];
+  readonly port: number;
+  readonly host?: string;
+  readonly onError?: (error: unknown) => void;
+}): Promise<{ url: string; stop(): Promise<void> }> {
+  const server: Server = createServer((request, response) => {
+    void (async () => {
+      const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+      const match = matchRoute(options.routes, request.method ?? 'GET', path);
+      if (!match) return json(response, 404, { message: 'Not Found' });
+      const body = await readBody(request);
+      if (body === 'too-large') return json(response, 413, { message: 'Request Entity Too Large' });
+      let result: APIGatewayProxyStructuredResultV2;
+      try {
+        result = (await match.route.invoke(
+          toApiEvent(request, match.route, match.parameters, body),
+        )) as APIGatewayProxyStructuredResultV2;
+      } catch (error) {
+        options.onError?.(error);
+        return json(response, 500, { message: 'Internal Server Error' });
+      }
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(result?.headers ?? {})) headers[k] = String(v);
+      response.writeHead(result?.statusCode ?? 200, headers);
+      const payload = result?.body ?? '';
+      response.end(result?.isBase64Encoded ? Buffer.from(payload, 'base64') : payload);
+    })().catch((error) => {
+      options.onError?.(error);
+      if (!response.headersSent) json(response, 500, { message: 'Internal Server Error' });
+    });
+  });
+  server.listen(options.port, options.host ?? '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  return {
+    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    stop: async () => {
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}

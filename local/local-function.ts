@@ -1,0 +1,158 @@
+/**
+ * A locally running Lambda function: a pool of child processes (./function-host.ts), each importing
+ * the synthesized bundle with the function's environment. Invocations queue for a free process, time
+ * out after the function's timeout (the process is then replaced, as Lambda does), and log with a
+ * prefix so the output of several functions stays readable.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+
+export interface LocalFunctionOptions {
+  readonly name: string;
+  /** Absolute path of the bundle's entry file (index.mjs / index.js in the asset directory). */
+  readonly entry: string;
+  readonly handler: string;
+  readonly environment: Readonly<Record<string, string>>;
+  readonly timeoutSeconds: number;
+  readonly memoryMb: number;
+  /** Parallel execution environments. */
+  readonly concurrency?: number;
+  readonly log?: (line: string) => void;
+}
+
+interface Worker {
+  child: ChildProcess;
+  ready: Promise<void>;
+  busy: boolean;
+}
+
+let nextId = 0;
+
+export class LocalFunction {
+  private readonly workers: Worker[] = [];
+  private readonly waiting: Array<(worker: Worker) => void> = [];
+  private stopped = false;
+
+  constructor(private readonly options: LocalFunctionOptions) {}
+
+  async start(): Promise<void> {
+    const count = this.options.concurrency ?? 4;
+    for (let i = 0; i < count; i++) this.workers.push(this.spawnWorker());
+    await Promise.all(this.workers.map((w) => w.ready));
+  }
+
+  private spawnWorker(): Worker {
+    const hostPath = fileURLToPath(new URL('./function-host.ts', import.meta.url));
+    const child = fork(hostPath, [], {
+      // Only the function's own environment (plus PATH), as on Lambda.
+      env: { PATH: process.env.PATH ?? '', ...this.options.environment },
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
+    const prefix = `[${this.options.name}] `;
+    const forward = (chunk: Buffer) => {
+      for (const line of chunk.toString().split('\n')) if (line.trim()) this.options.log?.(prefix + line);
+    };
+    child.stdout?.on('data', forward);
+    child.stderr?.on('data', forward);
+    const ready = new Promise<void>((resolve, reject) => {
+      const onMessage = (message: { type: string; error?: string }) => {
+        if (message.type === 'ready') {
+          child.off('message', onMessage);
+          resolve();
+        } else if (message.type === 'init-error') {
+          child.off('message', onMessage);
+          reject(new Error(`${this.options.name} failed to initialise: ${message.error}`));
+        }
+      };
+      child.on('message', onMessage);
+      child.once('exit', (code) =>
+        reject(new Error(`${this.options.name} host exited (${code}) during init`)),
+      );
+    });
+    ready.catch(() => undefined);
+    child.send({
+      type: 'init',
+      entry: this.options.entry,
+      handler: this.options.handler,
+      functionName: this.options.name,
+      timeoutMs: this.options.timeoutSeconds * 1000,
+      memoryMb: this.options.memoryMb,
+    });
+    return { child, ready, busy: false };
+  }
+
+  private acquire(): Promise<Worker> {
+    const free = this.workers.find((w) => !w.busy);
+    if (free) {
+      free.busy = true;
+      return Promise.resolve(free);
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private releaseWorker(worker: Worker): void {
+    const next = this.waiting.shift();
+    if (next) next(worker);
+    else worker.busy = false;
+  }
+
+  /** Invokes the function with an event; resolves with its result, rejects with its error. */
+  async invoke<T = unknown>(event: unknown): Promise<T> {
+    if (this.stopped) throw new Error(`${this.options.name} is stopped`);
+    let worker = await this.acquire();
+    await worker.ready;
+    const id = ++nextId;
+    const requestId = randomUUID();
+    try {
+      return await new Promise<T>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          cleanup();
+          // A timed-out execution environment is not reused: replace the process.
+          worker.child.kill('SIGKILL');
+          const index = this.workers.indexOf(worker);
+          const replacement = this.spawnWorker();
+          replacement.busy = true;
+          if (index >= 0) this.workers[index] = replacement;
+          worker = replacement;
+          reject(new Error(`${this.options.name} timed out after ${this.options.timeoutSeconds} s`));
+        }, this.options.timeoutSeconds * 1000);
+        const onMessage = (message: { type: string; id?: number; result?: T; error?: string }) => {
+          if (message.type !== 'result' || message.id !== id) return;
+          cleanup();
+          if (message.error !== undefined) reject(new Error(message.error));
+          else resolve(message.result as T);
+        };
+        const onExit = () => {
+          cleanup();
+          reject(new Error(`${this.options.name} process exited during an invocation`));
+        };
+        const cleanup = () => {
+          clearTimeout(timer);
+          worker.child.off('message', onMessage);
+          worker.child.off('exit', onExit);
+        };
+        worker.child.on('message', onMessage);
+        worker.child.once('exit', onExit);
+        worker.child.send({ type: 'invoke', id, event, requestId });
+      });
+    } finally {
+      this.releaseWorker(worker);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all(
+      this.workers.map(
+        (w) =>
+          new Promise<void>((resolve) => {
+            if (w.child.exitCode !== null || w.child.signalCode !== null) return resolve();
+            w.child.once('exit', () => resolve());
+            w.child.kill('SIGTERM');
+            setTimeout(() => w.child.kill('SIGKILL'), 2_000).unref();
+          }),
+      ),
+    );
+  }
+}

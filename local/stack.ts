@@ -1,0 +1,397 @@
+/**
+ * Runs a synthesized stack on this machine: tables in DynamoDB Local, queues (with their redrive
+ * policies) in the SQS emulator, every Lambda function from its synthesized bundle with its
+ * template environment resolved to the local resources, the HTTP API's routes on loopback, and each
+ * SQS event source mapping as a poller. No second, hand-written configuration: the template decides.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ResourceInUseException,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { PROVIDER_IDS } from '../lambdas/providers/types';
+import { SECRET_ENV_VARS } from '../lambdas/shared/secrets';
+import { localSecrets } from './dev-secrets';
+import { type EffectsSink, startEffectsSink } from './effects-sink';
+import { LOCAL_CREDENTIALS, type RunningEmulator, startDynamoDbLocal, startSqsEmulator } from './emulators';
+import { type HttpRoute, startHttpApi } from './http-api';
+import { LocalFunction } from './local-function';
+import { SqsPoller } from './sqs-poller';
+import {
+  assetDirectory,
+  type CfnTemplate,
+  handlerEntry,
+  IntrinsicResolver,
+  LOCAL_ACCOUNT,
+  LOCAL_REGION,
+  type LocalResource,
+  readSynthesizedStack,
+  resourcesOfType,
+} from './template';
+
+export interface LocalStackOptions {
+  /** The cdk.out directory to run. */
+  readonly outdir: string;
+  readonly stackName?: string;
+  readonly port: number;
+  /** Where to write the outputs file (shape of `cdk deploy --outputs-file`). */
+  readonly outputsFile?: string;
+  /** Keep DynamoDB data in this directory instead of in memory. */
+  readonly dataDirectory?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly log?: (line: string) => void;
+}
+
+export interface RunningLocalStack {
+  readonly stackName: string;
+  readonly outputs: Readonly<Record<string, string>>;
+  readonly baseUrl: string;
+  stop(): Promise<void>;
+}
+
+/** Local-only knobs, read from the environment (docs: README "Run it locally"). */
+function knob(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value <= 0)
+    throw new Error(`${name} must be a positive integer, got ${raw}`);
+  return value;
+}
+
+export async function startLocalStack(options: LocalStackOptions): Promise<RunningLocalStack> {
+  const env = options.env ?? process.env;
+  const log = options.log ?? ((line: string) => console.log(line));
+  const { stackName, template, outdir } = readSynthesizedStack(options.outdir, options.stackName);
+  const visibilityOverride = knob(env, 'LOCAL_VISIBILITY_TIMEOUT_SECONDS');
+  const leaseOverride = knob(env, 'CLAIM_LEASE_SECONDS');
+  const maxReceiveOverride = knob(env, 'MAX_RECEIVE_COUNT');
+
+  const stoppers: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const stop of stoppers.reverse())
+      await stop().catch((error) => log(`stop failed: ${String(error)}`));
+  };
+
+  try {
+    const [dynamo, sqs, sink]: [RunningEmulator, RunningEmulator, EffectsSink] = await Promise.all([
+      startDynamoDbLocal(options.dataDirectory ? { dataDirectory: options.dataDirectory } : {}),
+      startSqsEmulator(),
+      startEffectsSink(),
+    ]);
+    stoppers.push(dynamo.stop, sqs.stop, sink.stop);
+    const clientConfig = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
+    const dynamoClient = new DynamoDBClient({ ...clientConfig, endpoint: dynamo.endpoint });
+    const sqsClient = new SQSClient({ ...clientConfig, endpoint: sqs.endpoint });
+
+    const resources = new Map<string, LocalResource>();
+    const resolver = new IntrinsicResolver(resources, stackName);
+
+    // Stand-ins that need no server: what Ref/GetAtt return for them.
+    for (const [id, resource] of Object.entries(template.Resources)) {
+      if (resource.Type === 'AWS::SecretsManager::Secret') {
+        resources.set(id, { ref: `arn:aws:secretsmanager:${LOCAL_REGION}:${LOCAL_ACCOUNT}:secret:${id}` });
+      } else if (resource.Type === 'AWS::ApiGatewayV2::Api') {
+        resources.set(id, { ref: 'local' });
+      } else if (resource.Type === 'AWS::Lambda::Function') {
+        resources.set(id, {
+          ref: id,
+          attributes: { Arn: `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${id}` },
+        });
+      } else if (resource.Type === 'AWS::ApiGatewayV2::Integration') {
+        resources.set(id, { ref: id });
+      }
+    }
+
+    await createTables(template, dynamoClient, resources, log);
+    await createQueues(
+      template,
+      sqsClient,
+      resolver,
+      resources,
+      { visibilityOverride, maxReceiveOverride },
+      log,
+    );
+
+    const faultStateDirectory = mkdtempSync(join(tmpdir(), 'webhooks-faults-'));
+    stoppers.push(async () => rmSync(faultStateDirectory, { recursive: true, force: true }));
+
+    // Functions: the synthesized bundles with their template environment, pointed at local servers.
+    const functions = new Map<string, LocalFunction>();
+    for (const [id, resource] of resourcesOfType(template, 'AWS::Lambda::Function')) {
+      const props = resource.Properties ?? {};
+      const variables = resolver.resolve(
+        (props.Environment as { Variables?: unknown } | undefined)?.Variables ?? {},
+      ) as Record<string, string>;
+      const environment = localEnvironment(variables, env, {
+        dynamoEndpoint: dynamo.endpoint,
+        sqsEndpoint: sqs.endpoint,
+        sink,
+        functionName: id,
+        leaseOverride,
+        maxReceiveOverride,
+        faultStateDirectory,
+      });
+      const { entry, exportName } = handlerEntry(
+        assetDirectory(outdir, props.Code),
+        String(props.Handler ?? 'index.handler'),
+      );
+      const fn = new LocalFunction({
+        name: friendlyName(id),
+        entry,
+        handler: exportName,
+        environment,
+        timeoutSeconds: Number(props.Timeout ?? 3),
+        memoryMb: Number(props.MemorySize ?? 128),
+        log,
+      });
+      await fn.start();
+      stoppers.push(() => fn.stop());
+      functions.set(id, fn);
+    }
+
+    // Event source mappings: pollers that invoke the function with real SQS batch events.
+    for (const [, resource] of resourcesOfType(template, 'AWS::Lambda::EventSourceMapping')) {
+      const props = resource.Properties ?? {};
+      const queueArn = String(resolver.resolve(props.EventSourceArn));
+      const queueUrl = [...resources.values()].find((r) => r.attributes?.Arn === queueArn)?.attributes
+        ?.QueueUrl;
+      const fnId = String(resolver.resolve(props.FunctionName));
+      const fn = functions.get(fnId);
+      if (!queueUrl || !fn)
+        throw new Error(`event source mapping ${queueArn} -> ${fnId} has no local queue or function`);
+      const reportsItemFailures = ((props.FunctionResponseTypes as string[] | undefined) ?? []).includes(
+        'ReportBatchItemFailures',
+      );
+      const poller = new SqsPoller({
+        client: sqsClient,
+        queueUrl,
+        batchSize: Number(props.BatchSize ?? 10),
+        waitTimeSeconds: 1,
+        functionName: friendlyName(fnId),
+        handler: async (event) => {
+          const result = (await fn.invoke(event)) as
+            | { batchItemFailures?: Array<{ itemIdentifier: string }> }
+            | undefined;
+          // Without ReportBatchItemFailures, Lambda ignores the response: success deletes the batch.
+          return reportsItemFailures
+            ? { batchItemFailures: result?.batchItemFailures ?? [] }
+            : { batchItemFailures: [] };
+        },
+        onError: (error) => log(`[poller] ${String(error)}`),
+      });
+      poller.start();
+      stoppers.push(() => poller.stop());
+    }
+
+    // The HTTP API's routes.
+    const routes: HttpRoute[] = [];
+    for (const [, resource] of resourcesOfType(template, 'AWS::ApiGatewayV2::Route')) {
+      const props = resource.Properties ?? {};
+      const [method = 'ANY', path = '/'] = String(props.RouteKey).split(' ');
+      const integrationId = String(resolver.resolve(props.Target)).replace(/^integrations\//, '');
+      const integration = template.Resources[integrationId]?.Properties ?? {};
+      const fnArn = String(resolver.resolve(integration.IntegrationUri));
+      const fnId = [...resources.entries()].find(([, r]) => r.attributes?.Arn === fnArn)?.[0] ?? '';
+      const fn = functions.get(fnId);
+      if (!fn) throw new Error(`route ${String(props.RouteKey)} targets no local function`);
+      routes.push({ method, path, invoke: (event) => fn.invoke(event) });
+    }
+    const api = await startHttpApi({ routes, port: options.port, onError: (e) => log(`[api] ${String(e)}`) });
+    stoppers.push(api.stop);
+
+    const outputs = localOutputs(template, resolver, api.url, {
+      LocalDynamoDbEndpoint: dynamo.endpoint,
+      LocalSqsEndpoint: sqs.endpoint,
+      LocalEffectsUrl: sink.url,
+    });
+    if (options.outputsFile)
+      writeFileSync(options.outputsFile, `${JSON.stringify({ [stackName]: outputs }, null, 2)}\n`);
+    dynamoClient.destroy();
+    return { stackName, outputs, baseUrl: api.url, stop: stopAll };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+function friendlyName(logicalId: string): string {
+  // WebhooksIngestReceiverFunction0036F769 -> receiver
+  const match = /(Receiver|Processor)/.exec(logicalId);
+  return match?.[1]?.toLowerCase() ?? logicalId;
+}
+
+async function createTables(
+  template: CfnTemplate,
+  client: DynamoDBClient,
+  resources: Map<string, LocalResource>,
+  log: (line: string) => void,
+): Promise<void> {
+  for (const [id, resource] of resourcesOfType(template, 'AWS::DynamoDB::Table')) {
+    const props = resource.Properties ?? {};
+    const name = typeof props.TableName === 'string' ? props.TableName : id;
+    try {
+      await client.send(
+        new CreateTableCommand({
+          TableName: name,
+          KeySchema: props.KeySchema as never,
+          AttributeDefinitions: props.AttributeDefinitions as never,
+          BillingMode: 'PAY_PER_REQUEST',
+          ...(props.GlobalSecondaryIndexes
+            ? { GlobalSecondaryIndexes: props.GlobalSecondaryIndexes as never }
+            : {}),
+        }),
+      );
+      const ttl = props.TimeToLiveSpecification as { AttributeName?: string; Enabled?: boolean } | undefined;
+      if (ttl?.Enabled && ttl.AttributeName) {
+        await client.send(
+          new UpdateTimeToLiveCommand({
+            TableName: name,
+            TimeToLiveSpecification: { AttributeName: ttl.AttributeName, Enabled: true },
+          }),
+        );
+      }
+    } catch (error) {
+      // Kept data (`--persist`): the table is already there.
+      if (!(error instanceof ResourceInUseException)) throw error;
+    }
+    const described = await client.send(new DescribeTableCommand({ TableName: name }));
+    resources.set(id, { ref: name, attributes: { Arn: described.Table?.TableArn ?? name } });
+    log(`table ${name} ready`);
+  }
+}
+
+async function createQueues(
+  template: CfnTemplate,
+  client: SQSClient,
+  resolver: IntrinsicResolver,
+  resources: Map<string, LocalResource>,
+  overrides: { visibilityOverride: number | undefined; maxReceiveOverride: number | undefined },
+  log: (line: string) => void,
+): Promise<void> {
+  const pending = new Map(resourcesOfType(template, 'AWS::SQS::Queue'));
+  // Dead-letter queues first: a redrive policy names its DLQ's ARN.
+  while (pending.size > 0) {
+    let progressed = false;
+    for (const [id, resource] of pending) {
+      const props = resource.Properties ?? {};
+      const redrive = props.RedrivePolicy as
+        | { deadLetterTargetArn?: unknown; maxReceiveCount?: number }
+        | undefined;
+      let resolvedRedrive: { deadLetterTargetArn: string; maxReceiveCount: number } | undefined;
+      if (redrive) {
+        try {
+          resolvedRedrive = {
+            deadLetterTargetArn: String(resolver.resolve(redrive.deadLetterTargetArn)),
+            maxReceiveCount: overrides.maxReceiveOverride ?? Number(redrive.maxReceiveCount ?? 10),
+          };
+        } catch {
+          continue; // its DLQ is not created yet
+        }
+      }
+      const name = typeof props.QueueName === 'string' ? props.QueueName : id;
+      const attributes: Record<string, string> = {};
+      const visibility =
+        redrive && overrides.visibilityOverride ? overrides.visibilityOverride : props.VisibilityTimeout;
+      if (visibility !== undefined) attributes.VisibilityTimeout = String(visibility);
+      if (props.MessageRetentionPeriod !== undefined)
+        attributes.MessageRetentionPeriod = String(props.MessageRetentionPeriod);
+      if (resolvedRedrive) attributes.RedrivePolicy = JSON.stringify(resolvedRedrive);
+      const created = await client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
+      const url = created.QueueUrl ?? '';
+      const arn =
+        (await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] })))
+          .Attributes?.QueueArn ?? '';
+      resources.set(id, { ref: url, attributes: { Arn: arn, QueueUrl: url, QueueName: name } });
+      log(
+        `queue ${name} ready${resolvedRedrive ? ` (visibility ${attributes.VisibilityTimeout ?? 30} s, DLQ after ${resolvedRedrive.maxReceiveCount} receives)` : ''}`,
+      );
+      pending.delete(id);
+      progressed = true;
+    }
+    if (!progressed)
+      throw new Error(`queues ${[...pending.keys()].join(', ')} have unresolvable redrive policies`);
+  }
+}
+
+interface LocalEnvironmentContext {
+  readonly dynamoEndpoint: string;
+  readonly sqsEndpoint: string;
+  readonly sink: EffectsSink;
+  readonly functionName: string;
+  readonly leaseOverride: number | undefined;
+  readonly maxReceiveOverride: number | undefined;
+  readonly faultStateDirectory: string;
+}
+
+/** The function's template environment, adapted to run against the local servers. */
+export function localEnvironment(
+  variables: Readonly<Record<string, string>>,
+  env: NodeJS.ProcessEnv,
+  context: LocalEnvironmentContext,
+): Record<string, string> {
+  const result: Record<string, string> = { ...variables };
+  // Secrets come from environment variables locally (Secrets Manager is not emulated).
+  if ('WEBHOOK_SECRET_ARNS' in result) {
+    delete result.WEBHOOK_SECRET_ARNS;
+    for (const provider of PROVIDER_IDS)
+      result[SECRET_ENV_VARS[provider]] = localSecrets(provider, env).join(',');
+  }
+  if ('PROCESSING_LEASE_SECONDS' in result || 'PAYMENTS_TABLE_NAME' in result) {
+    result.LEDGER_URL ??= context.sink.ledgerUrl;
+    result.MAILER_URL ??= context.sink.mailerUrl;
+  }
+  if (context.leaseOverride !== undefined) {
+    if ('RECEIVER_LEASE_SECONDS' in result) result.RECEIVER_LEASE_SECONDS = String(context.leaseOverride);
+    if ('PROCESSING_LEASE_SECONDS' in result) result.PROCESSING_LEASE_SECONDS = String(context.leaseOverride);
+  }
+  if (context.maxReceiveOverride !== undefined && 'MAX_RECEIVE_COUNT' in result) {
+    result.MAX_RECEIVE_COUNT = String(context.maxReceiveOverride);
+  }
+  if (env.FAULT_POINTS) {
+    result.FAULT_POINTS = env.FAULT_POINTS;
+    // Shared across the function's processes, so a count of 1 fires once for the whole stack.
+    result.FAULT_POINTS_STATE_DIR = context.faultStateDirectory;
+  }
+  return {
+    ...result,
+    AWS_REGION: LOCAL_REGION,
+    AWS_DEFAULT_REGION: LOCAL_REGION,
+    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    AWS_ENDPOINT_URL_DYNAMODB: context.dynamoEndpoint,
+    AWS_ENDPOINT_URL_SQS: context.sqsEndpoint,
+    AWS_LAMBDA_FUNCTION_NAME: context.functionName,
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+}
+
+/** The stack's outputs, resolved to the local resources; API URLs point at the local server. */
+function localOutputs(
+  template: CfnTemplate,
+  resolver: IntrinsicResolver,
+  baseUrl: string,
+  extra: Record<string, string>,
+): Record<string, string> {
+  const outputs: Record<string, string> = {};
+  const apiHost = `https://local.execute-api.${LOCAL_REGION}.amazonaws.com`;
+  for (const [name, output] of Object.entries(template.Outputs ?? {})) {
+    let value: string;
+    try {
+      value = String(resolver.resolve(output.Value));
+    } catch {
+      continue; // an output about something not emulated
+    }
+    if (value.startsWith(apiHost)) value = baseUrl + value.slice(apiHost.length);
+    if (value.startsWith('https://console.aws.amazon.com') || value.includes('.console.aws.amazon.com'))
+      continue;
+    outputs[name] = value;
+  }
+  return { ...outputs, ...extra };
+}

@@ -1,0 +1,78 @@
+/**
+ * `npm start`: synthesizes the CDK app, then runs the synthesized stack on this machine (see
+ * ./stack.ts) until Ctrl-C or SIGTERM.
+ *
+ *   npm start                 in memory, port 3000 (PORT to change)
+ *   npm start -- --persist    keep DynamoDB data in .local-data/ between runs
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { startLocalStack } from './stack';
+
+const root = resolve(import.meta.dirname, '..');
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+
+function synthesize(outdir: string): void {
+  console.log('synthesizing the CDK app (npx cdk synth)...');
+  const cdk = join(root, 'node_modules', '.bin', 'cdk');
+  const result = spawnSync(cdk, ['synth', '--quiet', '--output', outdir], {
+    cwd: root,
+    stdio: 'inherit',
+    // Synthesis needs no AWS account; keep any real credentials out of it.
+    env: { ...process.env, CDK_DISABLE_VERSION_CHECK: 'true' },
+  });
+  if (result.status !== 0) {
+    console.error('cdk synth failed: see the messages above.');
+    process.exit(result.status ?? 1);
+  }
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const persist = args.includes('--persist');
+  const port = Number(process.env.PORT ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`PORT must be a port number, got ${process.env.PORT}`);
+  const outdir = process.env.LOCAL_CDK_OUT ?? join(root, 'cdk.out');
+  const outputsFile = process.env.LOCAL_OUTPUTS_FILE ?? join(root, 'cdk-outputs.local.json');
+  rmSync(outputsFile, { force: true });
+  if (process.env.LOCAL_SKIP_SYNTH !== '1') synthesize(outdir);
+
+  let dataDirectory: string | undefined;
+  if (persist) {
+    dataDirectory = join(root, '.local-data');
+    mkdirSync(dataDirectory, { recursive: true });
+  }
+  const stack = await startLocalStack({
+    outdir,
+    port,
+    outputsFile,
+    ...(dataDirectory ? { dataDirectory } : {}),
+  });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\n${signal}: stopping the local stack...`);
+    await stack.stop();
+    rmSync(outputsFile, { force: true });
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+
+  console.log('');
+  for (const [name, value] of Object.entries(stack.outputs)) {
+    if (name.endsWith('WebhookUrl')) console.log(`  ${name.padEnd(20)} ${value}`);
+  }
+  console.log(`  ${'LocalEffectsUrl'.padEnd(20)} ${stack.outputs.LocalEffectsUrl}`);
+  console.log(`  outputs: ${outputsFile}${persist ? `, data kept in ${dataDirectory}` : ''}`);
+  console.log(`ready: ${stack.stackName} is running locally on ${stack.baseUrl} (Ctrl-C to stop)`);
+}
+
+main().catch((error) => {
+  console.error(`npm start failed: ${(error as Error)?.stack ?? String(error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,349 @@
+/**
+ * End to end, as a user runs it: `npm start` in a child process (synth, then the synthesized stack
+ * on localhost), then HTTP only, with payloads signed by the providers' official libraries.
+ * State is read back through the endpoints the stack publishes in its outputs file.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EffectEntry } from '../../local/effects-sink';
+import { freePort, LOCAL_CREDENTIALS } from '../../local/emulators';
+import { stripePaymentIntentEvent } from '../helpers/events';
+import { stripeHeaders, TEST_SECRETS } from '../helpers/signing';
+
+const root = resolve(import.meta.dirname, '../..');
+const outputsFile = join(mkdtempSync(join(tmpdir(), 'webhooks-e2e-')), 'cdk-outputs.local.json');
+const GITHUB_VECTOR_SECRET = "It's a Secret to Everybody";
+
+let stack: ChildProcess;
+let log = '';
+let outputs: Record<string, string>;
+let doc: DynamoDBDocumentClient;
+let sqs: SQSClient;
+
+const env = {
+  ...process.env,
+  LOCAL_OUTPUTS_FILE: outputsFile,
+  LOCAL_VISIBILITY_TIMEOUT_SECONDS: '1',
+  CLAIM_LEASE_SECONDS: '20',
+  MAX_RECEIVE_COUNT: '3',
+  FAULT_POINTS: [
+    'receiver.afterClaim@crashrecv:1',
+    'processor.afterClaim@crashproc:1',
+    'processor.afterLedger@crashledger:1',
+    'processor.afterClaim@poison:*',
+  ].join(','),
+  WEBHOOK_SECRET_STRIPE: TEST_SECRETS.stripe,
+  // Two secrets: the documented vector's and ours (rotation).
+  WEBHOOK_SECRET_GITHUB: `${GITHUB_VECTOR_SECRET},${TEST_SECRETS.github}`,
+  WEBHOOK_SECRET_SHOPIFY: TEST_SECRETS.shopify,
+  WEBHOOK_TOKEN_ASAAS: TEST_SECRETS.asaas,
+  WEBHOOK_SECRET_STANDARD: TEST_SECRETS.standard,
+};
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}\n--- local stack log ---\n${log.slice(-4000)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  stack = spawn('npm', ['start'], {
+    cwd: root,
+    env: { ...env, PORT: String(port) },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  stack.stdout?.on('data', (c: Buffer) => {
+    log += c.toString();
+  });
+  stack.stderr?.on('data', (c: Buffer) => {
+    log += c.toString();
+  });
+  await waitFor(
+    'the outputs file',
+    async () => (existsSync(outputsFile) && log.includes('ready:') ? true : undefined),
+    150_000,
+  );
+  outputs =
+    Object.values(
+      JSON.parse(readFileSync(outputsFile, 'utf8')) as Record<string, Record<string, string>>,
+    )[0] ?? {};
+  const config = { region: 'us-east-1', credentials: LOCAL_CREDENTIALS };
+  doc = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ ...config, endpoint: outputs.LocalDynamoDbEndpoint }),
+  );
+  sqs = new SQSClient({ ...config, endpoint: outputs.LocalSqsEndpoint });
+}, 180_000);
+
+afterAll(async () => {
+  if (stack?.pid && stack.exitCode === null) {
+    const exited = new Promise((r) => stack.once('exit', r));
+    process.kill(-stack.pid, 'SIGTERM');
+    await exited;
+  }
+  doc?.destroy();
+  sqs?.destroy();
+}, 30_000);
+
+const post = (provider: string, body: string, headers: Record<string, string>) =>
+  fetch(
+    outputs[`${provider[0]?.toUpperCase()}${provider.slice(1)}WebhookUrl`] ??
+      `${outputs.StripeWebhookUrl}/../${provider}`,
+    {
+      method: 'POST',
+      headers,
+      body,
+    },
+  );
+
+const effects = async (): Promise<EffectEntry[]> =>
+  (await (await fetch(outputs.LocalEffectsUrl ?? '')).json()) as EffectEntry[];
+const effectsFor = async (intentId: string) =>
+  (await effects()).filter((e) => JSON.stringify(e.body).includes(intentId));
+const claim = async (pk: string) =>
+  (await doc.send(new GetCommand({ TableName: outputs.ClaimsTableName, Key: { pk }, ConsistentRead: true })))
+    .Item;
+const payment = async (intentId: string) =>
+  (
+    await doc.send(
+      new GetCommand({
+        TableName: outputs.PaymentsTableName,
+        Key: { pk: `stripe:platform:${intentId}` },
+        ConsistentRead: true,
+      }),
+    )
+  ).Item;
+const claimCount = async () =>
+  (
+    await doc.send(
+      new ScanCommand({ TableName: outputs.ClaimsTableName, Select: 'COUNT', ConsistentRead: true }),
+    )
+  ).Count ?? 0;
+
+/** Waits until the payment's claim is DONE and its effects have settled. */
+async function settled(key: string): Promise<Record<string, unknown>> {
+  return waitFor(`claim ${key} DONE`, async () => {
+    const item = await claim(key);
+    return item?.status === 'DONE' ? item : undefined;
+  });
+}
+
+const succeeded = (intentId: string, eventId?: string) => {
+  const event = stripePaymentIntentEvent({ intentId, ...(eventId ? { eventId } : {}) });
+  const body = JSON.stringify(event);
+  return { event, body, key: `stripe:platform:${intentId}:payment_intent.succeeded` };
+};
+
+describe('npm start: the local stack end to end', () => {
+  it('writes the outputs file in the shape of cdk deploy --outputs-file, pointing at local resources', () => {
+    for (const name of ['Stripe', 'Github', 'Shopify', 'Asaas', 'Standard']) {
+      expect(outputs[`${name}WebhookUrl`]).toMatch(
+        new RegExp(`^http://127\\.0\\.0\\.1:\\d+/webhooks/${name.toLowerCase()}$`),
+      );
+    }
+    for (const name of [
+      'ClaimsTableName',
+      'PaymentsTableName',
+      'OrdersTableName',
+      'EventQueueUrl',
+      'DeadLetterQueueUrl',
+    ]) {
+      expect(outputs[name]).toEqual(expect.any(String));
+    }
+    expect(outputs.LocalDynamoDbEndpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(outputs.LocalSqsEndpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(outputs.LocalEffectsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  it('1. sequential duplicate: both 200, one Payments row, one ledger posting, one receipt, deliveries = 2', async () => {
+    const { body, key } = succeeded('pi_e2e_seq');
+    const first = await post('stripe', body, stripeHeaders(body));
+    const second = await post('stripe', body, stripeHeaders(body));
+    expect([first.status, second.status]).toEqual([200, 200]);
+    expect(((await second.json()) as { outcome: string }).outcome).toBe('duplicate');
+
+    expect(await settled(key)).toMatchObject({ deliveries: 2, lastCompletedStep: 'receipt' });
+    expect(await payment('pi_e2e_seq')).toMatchObject({ status: 'succeeded', amount: 2000 });
+    const calls = await effectsFor('pi_e2e_seq');
+    expect(calls.map((e) => [e.service, e.replay])).toEqual([
+      ['ledger', false],
+      ['mailer', false],
+    ]);
+    expect(calls[0]?.idempotencyKey).toBe(`${key}:ledger`);
+  });
+
+  it('2. concurrent duplicate: 20 copies at once, all 200, effects once', async () => {
+    const { body, key } = succeeded('pi_e2e_concurrent');
+    const headers = stripeHeaders(body);
+    const responses = await Promise.all(Array.from({ length: 20 }, () => post('stripe', body, headers)));
+    expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200));
+    expect(await settled(key)).toMatchObject({ deliveries: 20 });
+    // Let any extra redelivery run before counting.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect((await effectsFor('pi_e2e_concurrent')).map((e) => e.service)).toEqual(['ledger', 'mailer']);
+  });
+
+  describe('3. crash mid-processing, then the retry', () => {
+    it('receiver.afterClaim: the first delivery gets 500, the provider retry completes it once', async () => {
+      const { body, key } = succeeded('pi_e2e_crashrecv', 'evt_e2e_crashrecv');
+      const first = await post('stripe', body, stripeHeaders(body));
+      expect(first.status).toBe(500);
+      const retry = await post('stripe', body, stripeHeaders(body));
+      expect(retry.status).toBe(200);
+      await settled(key);
+      expect((await effectsFor('pi_e2e_crashrecv')).map((e) => e.service)).toEqual(['ledger', 'mailer']);
+    });
+
+    it('processor.afterClaim: SQS redelivers and the event completes, effects once', async () => {
+      const { body, key } = succeeded('pi_e2e_crashproc', 'evt_e2e_crashproc');
+      expect((await post('stripe', body, stripeHeaders(body))).status).toBe(200);
+      expect(await settled(key)).toMatchObject({ processingAttempts: 2 });
+      expect((await effectsFor('pi_e2e_crashproc')).map((e) => e.service)).toEqual(['ledger', 'mailer']);
+    });
+
+    it('processor.afterLedger: the ledger is posted once and one receipt is sent', async () => {
+      const { body, key } = succeeded('pi_e2e_crashledger', 'evt_e2e_crashledger');
+      expect((await post('stripe', body, stripeHeaders(body))).status).toBe(200);
+      expect(await settled(key)).toMatchObject({ processingAttempts: 2, lastCompletedStep: 'receipt' });
+      expect((await effectsFor('pi_e2e_crashledger')).map((e) => [e.service, e.replay])).toEqual([
+        ['ledger', false],
+        ['mailer', false],
+      ]);
+    });
+  });
+
+  it('4. stale ordering: payment_failed then an older processing leaves requires_payment_method', async () => {
+    const t = Math.floor(Date.now() / 1000);
+    const failed = JSON.stringify(
+      stripePaymentIntentEvent({
+        intentId: 'pi_e2e_stale',
+        type: 'payment_intent.payment_failed',
+        status: 'requires_payment_method',
+        created: t,
+      }),
+    );
+    expect((await post('stripe', failed, stripeHeaders(failed))).status).toBe(200);
+    await settled('stripe:platform:pi_e2e_stale:payment_intent.payment_failed');
+    const older = JSON.stringify(
+      stripePaymentIntentEvent({
+        intentId: 'pi_e2e_stale',
+        type: 'payment_intent.processing',
+        status: 'processing',
+        created: t - 60,
+      }),
+    );
+    expect((await post('stripe', older, stripeHeaders(older))).status).toBe(200);
+    expect(await settled('stripe:platform:pi_e2e_stale:payment_intent.processing')).toMatchObject({
+      outcome: 'stale',
+    });
+    expect(await payment('pi_e2e_stale')).toMatchObject({
+      status: 'requires_payment_method',
+      lastEventCreated: t,
+    });
+  });
+
+  it('sends a poison event to the DLQ after MAX_RECEIVE_COUNT receives with its claim FAILED', async () => {
+    const { body, key } = succeeded('pi_e2e_poison', 'evt_e2e_poison');
+    expect((await post('stripe', body, stripeHeaders(body))).status).toBe(200);
+    // SQS is at-least-once (an SDK retry of SendMessage can store a second copy), so wait for the
+    // DLQ to hold the event and the queue to hold no copy of it, then look at the claim.
+    const inDlq = await waitFor(
+      'the DLQ message',
+      async () => {
+        const r = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: outputs.DeadLetterQueueUrl,
+            WaitTimeSeconds: 1,
+            MaxNumberOfMessages: 10,
+            VisibilityTimeout: 0,
+          }),
+        );
+        return r.Messages?.find((m) => m.Body?.includes('evt_e2e_poison'));
+      },
+      40_000,
+    );
+    expect(JSON.parse(inDlq.Body ?? '{}')).toMatchObject({ key, eventId: 'evt_e2e_poison' });
+    const failed = await waitFor(
+      'claim FAILED',
+      async () => {
+        const item = await claim(key);
+        return item?.status === 'FAILED' ? item : undefined;
+      },
+      40_000,
+    );
+    expect(Number(failed.processingAttempts)).toBeGreaterThanOrEqual(3);
+    expect(String(failed.lastError)).toContain('injected fault at processor.afterClaim');
+    expect(await effectsFor('pi_e2e_poison')).toEqual([]);
+  }, 90_000);
+
+  describe('rejections, with nothing written', () => {
+    it('answers bad signature 401, stale timestamp 401, unknown provider 404, malformed 400 and oversize 413', async () => {
+      const before = await claimCount();
+      const { body } = succeeded('pi_e2e_rejected');
+      const badSignature = await post('stripe', body, stripeHeaders(body, 'whsec_someone_else'));
+      const stale = await post(
+        'stripe',
+        body,
+        stripeHeaders(body, TEST_SECRETS.stripe, Math.floor(Date.now() / 1000) - 600),
+      );
+      const unknown = await fetch(outputs.StripeWebhookUrl?.replace(/stripe$/, 'paypal') ?? '', {
+        method: 'POST',
+        body: '{}',
+      });
+      const notJson = '{"id": "evt_x", ';
+      const malformed = await post('stripe', notJson, stripeHeaders(notJson));
+      const huge = JSON.stringify({ ...JSON.parse(body), padding: 'x'.repeat(300_000) });
+      const oversize = await post('stripe', huge, stripeHeaders(huge));
+
+      expect([badSignature.status, stale.status, unknown.status, malformed.status, oversize.status]).toEqual([
+        401, 401, 404, 400, 413,
+      ]);
+      expect(await badSignature.json()).toMatchObject({
+        outcome: 'invalid_signature',
+        reason: 'signature_mismatch',
+      });
+      expect(await stale.json()).toMatchObject({ reason: 'timestamp_outside_tolerance' });
+      expect(await malformed.json()).toMatchObject({ outcome: 'malformed', reason: 'invalid_json' });
+      expect(await oversize.json()).toMatchObject({ outcome: 'payload_too_large' });
+      expect(await claimCount()).toBe(before);
+      expect(await effectsFor('pi_e2e_rejected')).toEqual([]);
+    });
+
+    it("passes GitHub's documented vector through signature verification, then answers 400 for its body", async () => {
+      const before = await claimCount();
+      const response = await post('github', 'Hello, World!', {
+        'content-type': 'text/plain',
+        'x-github-event': 'push',
+        'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958',
+        'x-hub-signature-256': 'sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17',
+      });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ outcome: 'malformed', reason: 'invalid_json' });
+      expect(await claimCount()).toBe(before);
+    });
+  });
+
+  it('npm run send -- stripe shows an accepted event whose effects appear in the sink', async () => {
+    const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'send', '--', 'stripe'], {
+      cwd: root,
+      env,
+      timeout: 30_000,
+    });
+    expect(stdout).toMatch(/200 {2}accepted {2}key=stripe:platform:pi_/);
+    expect(stdout).toMatch(/ledger +applied/);
+    expect(stdout).toMatch(/mailer +applied/);
+  });
+});

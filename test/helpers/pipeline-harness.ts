@@ -1,0 +1,123 @@
+/**
+ * The whole pipeline on the local servers: the receiver core writing claims to DynamoDB Local and
+ * messages to an SQS emulator queue with a real redrive policy to a DLQ; the processor Lambda
+ * handler (Powertools batch, middy) fed by an event-source-mapping stand-in; business tables; and
+ * an effects sink playing the ledger and the mailer.
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import type { ProcessorDeps } from '../../lambdas/processor/core';
+import { HttpLedger, HttpMailer } from '../../lambdas/processor/effects';
+import { createProcessorHandler, type ProcessorHandler } from '../../lambdas/processor/handler';
+import { EXAMPLE_HANDLERS } from '../../lambdas/processor/handlers';
+import { StateStore } from '../../lambdas/processor/state-store';
+import type { HandlerRegistry, TableRef } from '../../lambdas/processor/types';
+import { faultInjector } from '../../lambdas/shared/faults';
+import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names';
+import { ProcessingClaims } from '../../lambdas/store/processing-claims';
+import { type EffectsSink, startEffectsSink } from '../../local/effects-sink';
+import { SqsPoller } from '../../local/sqs-poller';
+import {
+  createClaimsTable,
+  createQueueWithDlq,
+  createTable,
+  dynamoClient,
+  getItem,
+  queueDepth,
+  receiveAll,
+  sqsClient,
+} from './aws';
+import { createReceiverHarness, type ReceiverHarness } from './receiver-harness';
+
+export interface PipelineOptions {
+  readonly maxReceiveCount?: number;
+  readonly visibilityTimeoutSeconds?: number;
+  readonly leaseSeconds?: number;
+  readonly faultPoints?: string;
+  readonly handlers?: HandlerRegistry;
+}
+
+export interface PipelineHarness {
+  readonly receiver: ReceiverHarness;
+  readonly sink: EffectsSink;
+  readonly dlqUrl: string;
+  readonly tables: Readonly<Record<TableRef, string>>;
+  readonly processorDeps: Omit<ProcessorDeps, 'log'>;
+  readonly processor: ProcessorHandler;
+  readonly poller: SqsPoller;
+  readonly maxReceiveCount: number;
+  /** Polls until the queue is empty and no message is in flight, or the timeout passes. */
+  drainQueue(timeoutMs?: number): Promise<void>;
+  row(table: TableRef, pk: string): Promise<Record<string, unknown> | undefined>;
+  dlqMessages(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** Powertools output is silenced in tests; set TEST_LOGS=1 to see it. */
+function quietPowertools(): { logger: Logger; metrics: Metrics } {
+  const verbose = process.env.TEST_LOGS === '1';
+  const previous = process.env.POWERTOOLS_METRICS_DISABLED;
+  if (!verbose) process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+  const metrics = new Metrics({ namespace: METRIC_NAMESPACE, serviceName: 'webhook-processor' });
+  if (previous === undefined) delete process.env.POWERTOOLS_METRICS_DISABLED;
+  else process.env.POWERTOOLS_METRICS_DISABLED = previous;
+  return {
+    logger: new Logger({ serviceName: 'webhook-processor', logLevel: verbose ? 'DEBUG' : 'SILENT' }),
+    metrics,
+  };
+}
+
+export async function createPipelineHarness(options: PipelineOptions = {}): Promise<PipelineHarness> {
+  const maxReceiveCount = options.maxReceiveCount ?? 3;
+  const dynamo = dynamoClient();
+  const sqs = sqsClient();
+  const [claimsTable, payments, orders, resources, queues, sink] = await Promise.all([
+    createClaimsTable(dynamo),
+    createTable(dynamo, 'payments'),
+    createTable(dynamo, 'orders'),
+    createTable(dynamo, 'resources'),
+    createQueueWithDlq(sqs, {
+      maxReceiveCount,
+      visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 1,
+    }),
+    startEffectsSink(),
+  ]);
+  const receiver = await createReceiverHarness({}, { tableName: claimsTable, queueUrl: queues.queueUrl });
+  const tables = { payments, orders, resources } as const;
+  const faultPoint = faultInjector(options.faultPoints);
+  const processorDeps: Omit<ProcessorDeps, 'log'> = {
+    claims: new ProcessingClaims(receiver.dynamo, claimsTable),
+    state: new StateStore(receiver.dynamo, tables),
+    handlers: options.handlers ?? EXAMPLE_HANDLERS,
+    leaseSeconds: options.leaseSeconds ?? 30,
+    maxReceiveCount,
+    ledger: new HttpLedger({ url: sink.ledgerUrl }),
+    mailer: new HttpMailer({ url: sink.mailerUrl }),
+    ...(faultPoint ? { faultPoint } : {}),
+  };
+  const processor = createProcessorHandler({ deps: () => processorDeps, ...quietPowertools() });
+  const poller = new SqsPoller({ client: receiver.sqs, queueUrl: queues.queueUrl, handler: processor });
+
+  return {
+    receiver,
+    sink,
+    dlqUrl: queues.dlqUrl,
+    tables,
+    processorDeps,
+    processor,
+    poller,
+    maxReceiveCount,
+    async drainQueue(timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const result = await poller.pollOnce();
+        if (result.received === 0 && (await queueDepth(receiver.sqs, queues.queueUrl)) === 0) return;
+        if (Date.now() > deadline) throw new Error('queue did not drain in time');
+        if (result.received === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
+    row: (table, pk) => getItem(receiver.doc, tables[table], pk),
+    dlqMessages: async () => (await receiveAll(receiver.sqs, queues.dlqUrl)).length,
+    stop: () => sink.stop(),
+  };
+}

@@ -1,0 +1,64 @@
+/**
+ * The Lambda bundles as synthesized (real esbuild bundling): ESM, the AWS SDK inside, a source map,
+ * and importable by Node 20 (the same bundles run locally on Node 20).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type SynthesizedStack, synthesize } from './support';
+
+const run = promisify(execFile);
+
+describe('webhook Lambda bundles', () => {
+  let s: SynthesizedStack;
+  let bundles: Record<'receiver' | 'processor', string>;
+
+  beforeAll(() => {
+    s = synthesize({ bundle: true });
+    const assembly = s.app.synth();
+    const bundleOf = (functionLogicalId: string) => {
+      const key = s.template.toJSON().Resources[functionLogicalId].Properties.Code.S3Key as string;
+      return join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs');
+    };
+    bundles = {
+      receiver: bundleOf(s.logicalId(s.stack.webhooks.receiverFunction)),
+      processor: bundleOf(s.logicalId(s.stack.webhooks.processorFunction)),
+    };
+  }, 120_000);
+
+  it.each(['receiver', 'processor'] as const)('builds the %s as one ESM file with its source map', (name) => {
+    expect(statSync(bundles[name]).size).toBeGreaterThan(0);
+    expect(existsSync(`${bundles[name]}.map`)).toBe(true);
+  });
+
+  it.each(['receiver', 'processor'] as const)(
+    'gives the %s bundle a require() for CommonJS dependencies',
+    (name) => {
+      expect(readFileSync(bundles[name], 'utf8')).toMatch(
+        /^import\{createRequire\}from"module";|^import \{ createRequire \} from 'module';/,
+      );
+    },
+  );
+
+  it.each(['receiver', 'processor'] as const)(
+    'bundles the AWS SDK into the %s (no external @aws-sdk import)',
+    (name) => {
+      expect(readFileSync(bundles[name], 'utf8')).not.toMatch(/(from|import\()\s*["']@aws-sdk\//);
+    },
+  );
+
+  it.each(['receiver', 'processor'] as const)(
+    'imports the %s bundle on this Node (%s) and finds a handler function',
+    async (name) => {
+      expect(process.versions.node.split('.')[0]).toBe('20');
+      const { stdout } = await run(process.execPath, [
+        '--input-type=module',
+        '-e',
+        `const m = await import(${JSON.stringify(bundles[name])}); console.log(typeof m.handler);`,
+      ]);
+      expect(stdout.trim()).toBe('function');
+    },
+  );
+});

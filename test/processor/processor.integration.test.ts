@@ -1,0 +1,506 @@
+/**
+ * The processor on DynamoDB Local and the SQS emulator: real visibility timeouts (1 s here), a real
+ * redrive policy to a DLQ, the Lambda handler with Powertools batch, fed by the event-source stand-in.
+ * Events enter through the real receiver core, signed with the providers' official libraries.
+ */
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
+import { afterEach, describe, expect, it } from 'vitest';
+import { processMessage } from '../../lambdas/processor/core';
+import { EXAMPLE_HANDLERS } from '../../lambdas/processor/handlers';
+import { paymentRowKey } from '../../lambdas/processor/handlers/stripe';
+import type { BusinessHandler, HandlerRegistry } from '../../lambdas/processor/types';
+import { ClaimStatus } from '../../lambdas/store/claim';
+import { LeaseLostError } from '../../lambdas/store/processing-claims';
+import { toSqsRecord } from '../../local/sqs-poller';
+import { peekMessageBody, receiveAll } from '../helpers/aws';
+import {
+  asaasPaymentEvent,
+  githubPushEvent,
+  shopifyOrder,
+  standardEvent,
+  stripeCustomerEvent,
+  stripePaymentIntentEvent,
+} from '../helpers/events';
+import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline-harness';
+import {
+  asaasHeaders,
+  githubHeaders,
+  shopifyHeaders,
+  standardHeaders,
+  stripeHeaders,
+} from '../helpers/signing';
+
+let h: PipelineHarness;
+afterEach(async () => {
+  await h?.stop();
+});
+
+async function deliverStripe(event: object) {
+  const body = JSON.stringify(event);
+  const result = await h.receiver.deliver('stripe', body, stripeHeaders(body));
+  expect(result.statusCode).toBe(200);
+  return result;
+}
+
+const ledgerCalls = () => h.sink.entries().filter((e) => e.service === 'ledger');
+const receipts = () => h.sink.entries().filter((e) => e.service === 'mailer');
+
+describe('processor: a payment that succeeds', () => {
+  it('writes the Payments row, posts the ledger with an Idempotency-Key, then sends one receipt', async () => {
+    h = await createPipelineHarness();
+    const event = stripePaymentIntentEvent({ account: 'acct_1', intentId: 'pi_ok' });
+    const accepted = await deliverStripe(event);
+    await h.drainQueue();
+
+    expect(await h.row('payments', paymentRowKey('acct_1', 'pi_ok'))).toMatchObject({
+      provider: 'stripe',
+      objectId: 'pi_ok',
+      status: 'succeeded',
+      amount: 2000,
+      amountReceived: 2000,
+      currency: 'usd',
+      lastEventId: event.id,
+      lastEventCreated: event.created,
+    });
+    expect(await h.receiver.claim(accepted.key ?? '')).toMatchObject({
+      status: ClaimStatus.Done,
+      outcome: 'applied',
+      plannedEffects: ['ledger', 'receipt'],
+      lastCompletedStep: 'receipt',
+    });
+    expect(ledgerCalls()).toEqual([
+      expect.objectContaining({ idempotencyKey: `${accepted.key}:ledger`, replay: false }),
+    ]);
+    expect(ledgerCalls()[0]?.body).toMatchObject({ paymentIntent: 'pi_ok', amount: 2000, currency: 'usd' });
+    expect(receipts()).toHaveLength(1);
+    // Ledger before receipt: the irreversible effect is last.
+    expect(h.sink.entries().map((e) => e.service)).toEqual(['ledger', 'mailer']);
+  });
+
+  it('applies nothing twice when SQS delivers the message again after the event is done', async () => {
+    h = await createPipelineHarness();
+    const accepted = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_again' }));
+    const body = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+    // Two copies of the same message: SQS's at-least-once delivery.
+    await h.receiver.sqs.send(new SendMessageCommand({ QueueUrl: h.receiver.queueUrl, MessageBody: body }));
+    await h.receiver.sqs.send(new SendMessageCommand({ QueueUrl: h.receiver.queueUrl, MessageBody: body }));
+    await h.drainQueue();
+    const row = await h.row('payments', paymentRowKey('platform', 'pi_again'));
+    expect(row?.status).toBe('succeeded');
+
+    await h.receiver.sqs.send(new SendMessageCommand({ QueueUrl: h.receiver.queueUrl, MessageBody: body }));
+    await h.drainQueue();
+    expect(await h.row('payments', paymentRowKey('platform', 'pi_again'))).toEqual(row);
+    expect(ledgerCalls()).toHaveLength(1);
+    expect(receipts()).toHaveLength(1);
+    expect(await h.receiver.claim(accepted.key ?? '')).toMatchObject({
+      status: ClaimStatus.Done,
+      processingAttempts: 1,
+    });
+    expect(await h.dlqMessages()).toBe(0);
+  });
+});
+
+describe('processor: crashes and retries', () => {
+  it('completes an event once after a failure between the processing claim and any effect', async () => {
+    h = await createPipelineHarness({ faultPoints: 'processor.afterClaim:1' });
+    const accepted = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_crash1' }));
+
+    const first = await h.poller.pollOnce();
+    expect(first).toEqual({ received: 1, failed: 1 });
+    const stalled = await h.receiver.claim(accepted.key ?? '');
+    expect(stalled).toMatchObject({ status: ClaimStatus.Processing });
+    expect(stalled?.lastError).toContain('injected fault at processor.afterClaim');
+    expect(stalled?.lastCompletedStep).toBeUndefined();
+    expect(h.sink.entries()).toEqual([]);
+
+    await h.drainQueue(); // SQS redelivers after the 1 s visibility timeout
+    expect(await h.receiver.claim(accepted.key ?? '')).toMatchObject({
+      status: ClaimStatus.Done,
+      processingAttempts: 2,
+    });
+    expect(ledgerCalls()).toHaveLength(1);
+    expect(receipts()).toHaveLength(1);
+    expect((await h.row('payments', paymentRowKey('platform', 'pi_crash1')))?.status).toBe('succeeded');
+  });
+
+  it('resumes after the ledger step: the ledger is posted once and one receipt is sent', async () => {
+    h = await createPipelineHarness({ faultPoints: 'processor.afterLedger:1' });
+    const accepted = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_crash2' }));
+
+    expect(await h.poller.pollOnce()).toEqual({ received: 1, failed: 1 });
+    expect(await h.receiver.claim(accepted.key ?? '')).toMatchObject({
+      status: ClaimStatus.Processing,
+      lastCompletedStep: 'ledger',
+    });
+    expect(ledgerCalls()).toHaveLength(1);
+    expect(receipts()).toHaveLength(0);
+
+    await h.drainQueue();
+    expect(ledgerCalls()).toHaveLength(1); // the step marker says it is done: not called again
+    expect(receipts()).toHaveLength(1);
+    expect(await h.receiver.claim(accepted.key ?? '')).toMatchObject({
+      status: ClaimStatus.Done,
+      lastCompletedStep: 'receipt',
+    });
+  });
+
+  it('relies on the ledger Idempotency-Key when the crash falls between the ledger call and its marker', async () => {
+    h = await createPipelineHarness({ faultPoints: 'processor.beforeLedgerMarker:1' });
+    const accepted = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_crash3' }));
+    await h.poller.pollOnce();
+    await h.drainQueue();
+
+    // Called twice with one key: the ledger applied it once and answered the repeat as a replay.
+    expect(ledgerCalls().map((e) => [e.idempotencyKey, e.replay])).toEqual([
+      [`${accepted.key}:ledger`, false],
+      [`${accepted.key}:ledger`, true],
+    ]);
+    expect(receipts()).toHaveLength(1);
+  });
+
+  it('retries a failed effect without repeating the committed state write', async () => {
+    h = await createPipelineHarness();
+    h.sink.failNext('mailer', 1);
+    const accepted = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_mailer' }));
+    await h.poller.pollOnce();
+    const afterFailure = await h.row('payments', paymentRowKey('platform', 'pi_mailer'));
+    expect(await h.receiver.claim(accepted.key ?? '')).toMatchObject({ lastCompletedStep: 'ledger' });
+    await h.drainQueue();
+    expect(await h.row('payments', paymentRowKey('platform', 'pi_mailer'))).toEqual(afterFailure);
+    expect(ledgerCalls()).toHaveLength(1);
+    expect(receipts()).toHaveLength(1);
+  });
+
+  it('sends a permanently failing event to the DLQ after maxReceiveCount with its claim FAILED', async () => {
+    const broken: BusinessHandler = {
+      plan: async () => {
+        throw new Error('handler bug: cannot read property total');
+      },
+    };
+    const handlers: HandlerRegistry = { ...EXAMPLE_HANDLERS, stripe: { 'customer.*': broken } };
+    h = await createPipelineHarness({ maxReceiveCount: 3, handlers });
+    const accepted = await deliverStripe(stripeCustomerEvent());
+
+    await h.drainQueue(20_000);
+    const claim = await h.receiver.claim(accepted.key ?? '');
+    expect(claim).toMatchObject({ status: ClaimStatus.Failed, processingAttempts: 3 });
+    expect(claim?.lastError).toContain('handler bug');
+    expect(claim?.leaseToken).toBeUndefined();
+    expect(await h.dlqMessages()).toBe(1);
+  });
+
+  it('lets a provider retry of a FAILED event queue it again and complete it once the bug is fixed', async () => {
+    let broken = true;
+    const flaky: BusinessHandler = {
+      plan: async (event) => {
+        if (broken) throw new Error('temporary bug');
+        return EXAMPLE_HANDLERS.stripe?.['payment_intent.*']?.plan(event, {
+          read: async () => ({ row: undefined, newer: true }),
+          has: () => false,
+        }) as never;
+      },
+    };
+    h = await createPipelineHarness({ maxReceiveCount: 2, handlers: { stripe: { 'customer.*': flaky } } });
+    const event = stripeCustomerEvent();
+    const accepted = await deliverStripe(event);
+    await h.drainQueue(20_000);
+    expect((await h.receiver.claim(accepted.key ?? ''))?.status).toBe(ClaimStatus.Failed);
+
+    broken = false;
+    const retry = await deliverStripe(event);
+    expect(retry).toMatchObject({ outcome: 'accepted', tookOver: true });
+    await h.drainQueue();
+    expect(await h.receiver.claim(accepted.key ?? '')).toMatchObject({
+      status: ClaimStatus.Done,
+      deliveries: 2,
+    });
+  });
+
+  it('completes an event with no registered handler as unhandled instead of failing it', async () => {
+    h = await createPipelineHarness();
+    const accepted = await deliverStripe(stripeCustomerEvent());
+    await h.drainQueue();
+    expect(await h.receiver.claim(accepted.key ?? '')).toMatchObject({
+      status: ClaimStatus.Done,
+      outcome: 'unhandled',
+    });
+    expect(await h.dlqMessages()).toBe(0);
+  });
+});
+
+describe('processor: stale ordering', () => {
+  it('keeps requires_payment_method when payment_failed is followed by an older processing event', async () => {
+    h = await createPipelineHarness();
+    const t = Math.floor(Date.now() / 1000);
+    await deliverStripe(
+      stripePaymentIntentEvent({
+        intentId: 'pi_order',
+        type: 'payment_intent.payment_failed',
+        status: 'requires_payment_method',
+        created: t,
+      }),
+    );
+    await h.drainQueue();
+    const stale = await deliverStripe(
+      stripePaymentIntentEvent({
+        intentId: 'pi_order',
+        type: 'payment_intent.processing',
+        status: 'processing',
+        created: t - 30,
+      }),
+    );
+    await h.drainQueue();
+
+    expect(await h.row('payments', paymentRowKey('platform', 'pi_order'))).toMatchObject({
+      status: 'requires_payment_method',
+      lastEventCreated: t,
+    });
+    expect(await h.receiver.claim(stale.key ?? '')).toMatchObject({
+      status: ClaimStatus.Done,
+      outcome: 'stale',
+    });
+  });
+
+  it('resolves two events in the same second by status precedence, whatever order they arrive in', async () => {
+    h = await createPipelineHarness();
+    const t = Math.floor(Date.now() / 1000);
+    const failed = (intentId: string) =>
+      stripePaymentIntentEvent({
+        intentId,
+        type: 'payment_intent.payment_failed',
+        status: 'requires_payment_method',
+        created: t,
+      });
+    const processing = (intentId: string) =>
+      stripePaymentIntentEvent({
+        intentId,
+        type: 'payment_intent.processing',
+        status: 'processing',
+        created: t,
+      });
+
+    await deliverStripe(failed('pi_tie_a'));
+    await h.drainQueue();
+    await deliverStripe(processing('pi_tie_a'));
+    await h.drainQueue();
+
+    await deliverStripe(processing('pi_tie_b'));
+    await h.drainQueue();
+    await deliverStripe(failed('pi_tie_b'));
+    await h.drainQueue();
+
+    expect((await h.row('payments', paymentRowKey('platform', 'pi_tie_a')))?.status).toBe(
+      'requires_payment_method',
+    );
+    expect((await h.row('payments', paymentRowKey('platform', 'pi_tie_b')))?.status).toBe(
+      'requires_payment_method',
+    );
+  });
+
+  it('keeps a refund under its own guard, so an older status event cannot undo it', async () => {
+    h = await createPipelineHarness();
+    const t = Math.floor(Date.now() / 1000);
+    await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_refund', created: t - 100 }));
+    await h.drainQueue();
+    const refund = {
+      id: 'evt_refund_1',
+      object: 'event',
+      type: 'charge.refunded',
+      created: t,
+      data: {
+        object: {
+          id: 'ch_1',
+          object: 'charge',
+          payment_intent: 'pi_refund',
+          amount_refunded: 500,
+          refunded: false,
+          currency: 'usd',
+        },
+      },
+    };
+    await deliverStripe(refund);
+    await h.drainQueue();
+    expect(await h.row('payments', paymentRowKey('platform', 'pi_refund'))).toMatchObject({
+      status: 'succeeded',
+      amountRefunded: 500,
+      refundEventId: 'evt_refund_1',
+    });
+  });
+
+  it('collapses a re-created Shopify order into one row and ignores an older update', async () => {
+    h = await createPipelineHarness();
+    // Shopify's own samples use ids beyond 2^53: the body carries the number as text, exactly.
+    const order = { ...shopifyOrder(1), admin_graphql_api_id: 'gid://shopify/Order/820982911946154508' };
+    const bodyOf = (fields: object) =>
+      JSON.stringify({ ...order, ...fields }).replace('"id":1,', '"id":820982911946154508,');
+    const created = bodyOf({});
+    await h.receiver.deliver('shopify', created, shopifyHeaders(created, { topic: 'orders/create' }));
+    const newer = bodyOf({ financial_status: 'refunded', updated_at: '2026-11-30T12:00:00-05:00' });
+    await h.receiver.deliver('shopify', newer, shopifyHeaders(newer, { topic: 'orders/updated' }));
+    await h.drainQueue();
+    // A retry of an older update (Shopify retries carry the payload as it was), and a re-created order.
+    const older = bodyOf({ financial_status: 'pending', updated_at: '2026-11-30T11:00:00-05:00' });
+    await h.receiver.deliver('shopify', older, shopifyHeaders(older, { topic: 'orders/updated' }));
+    await h.receiver.deliver('shopify', created, shopifyHeaders(created, { topic: 'orders/create' }));
+    await h.drainQueue();
+
+    expect(await h.receiver.claims()).toHaveLength(4); // four distinct deliveries, four claims...
+    expect(await h.row('orders', 'shopify:example-shop.myshopify.com:820982911946154508')).toMatchObject({
+      objectId: '820982911946154508', // ...one order row, exact id, with the newest state
+      financialStatus: 'refunded',
+      orderUpdatedAt: '2026-11-30T12:00:00-05:00',
+    });
+  });
+});
+
+describe('processor: the other providers', () => {
+  it('writes GitHub push heads, Asaas payments and Standard Webhooks invoices as absolute state', async () => {
+    h = await createPipelineHarness();
+    const push = {
+      ...githubPushEvent(),
+      repository: { id: 17273051, full_name: 'octo-org/octo-repo', pushed_at: 1_764_500_000 },
+    };
+    const pushBody = JSON.stringify(push);
+    expect(
+      (await h.receiver.deliver('github', pushBody, await githubHeaders(pushBody, { hookTarget: '99' })))
+        .statusCode,
+    ).toBe(200);
+    const asaas = asaasPaymentEvent();
+    const asaasBody = JSON.stringify(asaas);
+    expect((await h.receiver.deliver('asaas', asaasBody, asaasHeaders())).statusCode).toBe(200);
+    const invoice = standardEvent();
+    const invoiceBody = JSON.stringify(invoice);
+    expect((await h.receiver.deliver('standard', invoiceBody, standardHeaders(invoiceBody))).statusCode).toBe(
+      200,
+    );
+    await h.drainQueue();
+
+    expect(await h.row('resources', 'github:99:ref:17273051:refs%2Fheads%2Fmain')).toMatchObject({
+      repository: 'octo-org/octo-repo',
+      headSha: push.after,
+      lastEventCreated: 1_764_500_000,
+    });
+    expect(await h.row('payments', `asaas:acc_0a1b2c3d:${asaas.payment.id}`)).toMatchObject({
+      status: 'RECEIVED',
+      amount: 100,
+      currency: 'BRL',
+      lastEventId: asaas.id,
+    });
+    expect(await h.row('resources', `standard:default:invoice:${invoice.data.id}`)).toMatchObject({
+      status: 'paid',
+      amount: 4200,
+    });
+  });
+});
+
+describe('processor: batches and leases', () => {
+  it('reports only the poison record of a batch as failed', async () => {
+    h = await createPipelineHarness();
+    await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_b1' }));
+    await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_b2' }));
+    const messages = await receiveAll(h.receiver.sqs, h.receiver.queueUrl);
+    expect(messages).toHaveLength(2);
+    const records = messages.map((m) =>
+      toSqsRecord(m, 'arn:aws:sqs:us-east-1:000000000000:events', 'us-east-1'),
+    );
+    const poison = {
+      ...records[0],
+      messageId: 'poison-1',
+      body: '{"not":"an event"',
+    } as (typeof records)[number];
+    const event: SQSEvent = { Records: [records[0], poison, records[1]] as SQSEvent['Records'] };
+
+    const response = await h.processor(event, {} as never);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'poison-1' }]);
+    expect((await h.row('payments', paymentRowKey('platform', 'pi_b1')))?.status).toBe('succeeded');
+    expect((await h.row('payments', paymentRowKey('platform', 'pi_b2')))?.status).toBe('succeeded');
+  });
+
+  it('lets no worker whose lease was taken over mark the event DONE or FAILED or write its rows', async () => {
+    h = await createPipelineHarness({ leaseSeconds: 30 });
+    const accepted = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_lease' }));
+    const [message] = await receiveAll(h.receiver.sqs, h.receiver.queueUrl);
+    const body = message?.Body ?? '';
+    const log = { info: () => {}, warn: () => {}, error: () => {} };
+
+    // Worker A plans, then stalls past its lease before committing.
+    let resume!: () => void;
+    const stalledUntil = new Promise<void>((resolve) => {
+      resume = resolve;
+    });
+    const stalling: BusinessHandler = {
+      async plan(event, context) {
+        const plan = await EXAMPLE_HANDLERS.stripe?.['payment_intent.*']?.plan(event, context);
+        await stalledUntil;
+        return {
+          ...plan,
+          writes: plan?.writes?.map((w) => ({
+            ...w,
+            attributes: { ...w.attributes, status: 'written-by-A' },
+          })),
+        };
+      },
+    };
+    const a = processMessage(body, 1, {
+      ...h.processorDeps,
+      handlers: { stripe: { 'payment_intent.*': stalling } },
+      log,
+    });
+    await expect
+      .poll(async () => (await h.receiver.claim(accepted.key ?? ''))?.status)
+      .toBe(ClaimStatus.Processing);
+    const tokenA = (await h.receiver.claim(accepted.key ?? ''))?.leaseToken ?? '';
+
+    // Worker B gets the redelivered message after A's lease ran out, takes the claim and finishes.
+    const later = () => Date.now() + 31_000;
+    const b = await processMessage(body, 2, { ...h.processorDeps, clock: later, log });
+    expect(b).toMatchObject({ kind: 'done', outcome: 'applied' });
+    const afterB = await h.receiver.claim(accepted.key ?? '');
+    expect(afterB).toMatchObject({ status: ClaimStatus.Done });
+
+    // A wakes up: its transaction is fenced by its token, so neither its row write nor DONE lands.
+    resume();
+    await expect(a).rejects.toBeInstanceOf(LeaseLostError);
+    expect((await h.row('payments', paymentRowKey('platform', 'pi_lease')))?.status).toBe('succeeded');
+    await expect(
+      h.processorDeps.claims.failProcessing(accepted.key ?? '', tokenA, 'late', Date.now()),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(
+      h.processorDeps.claims.markStep(
+        accepted.key ?? '',
+        tokenA,
+        { step: 'state', done: 'applied' },
+        Date.now(),
+      ),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await h.receiver.claim(accepted.key ?? '')).toEqual(afterB);
+    expect(ledgerCalls()).toHaveLength(1);
+    expect(receipts()).toHaveLength(1);
+  });
+
+  it('retries, not drops, a message whose event another worker holds a live lease on', async () => {
+    h = await createPipelineHarness();
+    const accepted = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_busy' }));
+    const [message] = await receiveAll(h.receiver.sqs, h.receiver.queueUrl);
+    const log = { info: () => {}, warn: () => {}, error: () => {} };
+    const claimed = await h.processorDeps.claims.beginProcessing(
+      {
+        pk: accepted.key ?? '',
+        provider: 'stripe',
+        account: 'platform',
+        eventId: 'x',
+        eventType: 'x',
+        expiresAt: Math.floor(Date.now() / 1000) + 3600,
+      },
+      { token: 'other-worker', expiresAt: Date.now() + 60_000, owner: 'processor' },
+      Date.now(),
+    );
+    expect(claimed.kind).toBe('claimed');
+    await expect(processMessage(message?.Body ?? '', 1, { ...h.processorDeps, log })).rejects.toThrow(
+      /another worker/,
+    );
+    expect((await h.receiver.claim(accepted.key ?? ''))?.leaseToken).toBe('other-worker');
+  });
+});

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { PoisonMessageError, parseEventMessage, resolveHandler } from '../../lambdas/processor/core';
+import { EXAMPLE_HANDLERS } from '../../lambdas/processor/handlers';
+import { loadProcessorSettings } from '../../lambdas/processor/settings';
+import { isNewer } from '../../lambdas/processor/state-store';
+import { shopifyResourceId } from '../../lambdas/providers/shopify';
+
+describe('the stale-order rule', () => {
+  const row = { lastEventCreated: 100, lastEventRank: 5, lastEventId: 'evt_a' };
+
+  it('lets any event write a row that does not exist yet', () => {
+    expect(isNewer({ at: 1, rank: 0, eventId: 'e' }, undefined)).toBe(true);
+  });
+
+  it('lets a later event write and keeps an older one out', () => {
+    expect(isNewer({ at: 101, rank: 0, eventId: 'e' }, row)).toBe(true);
+    expect(isNewer({ at: 99, rank: 9, eventId: 'e' }, row)).toBe(false);
+  });
+
+  it('breaks a same-second tie by rank, and keeps the row when both are equal', () => {
+    expect(isNewer({ at: 100, rank: 6, eventId: 'e' }, row)).toBe(true);
+    expect(isNewer({ at: 100, rank: 4, eventId: 'e' }, row)).toBe(false);
+    expect(isNewer({ at: 100, rank: 5, eventId: 'e' }, row)).toBe(false);
+  });
+
+  it('reads a named guard independently of the default one', () => {
+    const withRefund = { ...row, refundEventCreated: 50, refundEventRank: 0 };
+    expect(isNewer({ at: 60, rank: 0, eventId: 'e' }, withRefund, 'refundEvent')).toBe(true);
+    expect(isNewer({ at: 60, rank: 0, eventId: 'e' }, withRefund)).toBe(false);
+  });
+});
+
+describe('event messages', () => {
+  const message = {
+    v: 1,
+    key: 'github:1:d1',
+    provider: 'github',
+    eventId: 'd1',
+    eventType: 'push',
+    account: '1',
+    receivedAt: '2026-12-02T00:00:00.000Z',
+    claimExpiresAt: 0,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: `payload=${encodeURIComponent('{"ref":"refs/heads/main"}')}`,
+    bodyEncoding: 'utf8',
+  };
+
+  it("reads GitHub's form-encoded payload field", () => {
+    expect(parseEventMessage(JSON.stringify(message)).payload).toEqual({ ref: 'refs/heads/main' });
+  });
+
+  it('decodes a base64 body', () => {
+    const body = Buffer.from('{"a":1}').toString('base64');
+    const parsed = parseEventMessage(
+      JSON.stringify({ ...message, headers: {}, body, bodyEncoding: 'base64' }),
+    );
+    expect(parsed.payload).toEqual({ a: 1 });
+  });
+
+  it('refuses a message that is not a version 1 event as poison', () => {
+    expect(() => parseEventMessage('nope')).toThrow(PoisonMessageError);
+    expect(() => parseEventMessage(JSON.stringify({ ...message, v: 2 }))).toThrow(PoisonMessageError);
+    expect(() => parseEventMessage('null')).toThrow(PoisonMessageError);
+  });
+});
+
+describe('handler registry', () => {
+  it('resolves exact types and prefix patterns per provider, and nothing for unknown ones', () => {
+    expect(resolveHandler(EXAMPLE_HANDLERS, 'stripe', 'payment_intent.canceled')).toBe(
+      EXAMPLE_HANDLERS.stripe?.['payment_intent.*'],
+    );
+    expect(resolveHandler(EXAMPLE_HANDLERS, 'asaas', 'PAYMENT_OVERDUE')).toBeDefined();
+    expect(resolveHandler(EXAMPLE_HANDLERS, 'stripe', 'customer.created')).toBeUndefined();
+    expect(resolveHandler(EXAMPLE_HANDLERS, 'constructor', 'push')).toBeUndefined();
+  });
+});
+
+describe('processor settings', () => {
+  const env = {
+    CLAIMS_TABLE_NAME: 'c',
+    PAYMENTS_TABLE_NAME: 'p',
+    ORDERS_TABLE_NAME: 'o',
+    RESOURCES_TABLE_NAME: 'r',
+  };
+
+  it('applies the documented defaults and reads optional effect URLs', () => {
+    expect(loadProcessorSettings(env)).toMatchObject({
+      leaseSeconds: 120,
+      maxReceiveCount: 5,
+      ledgerUrl: undefined,
+    });
+    expect(loadProcessorSettings({ ...env, LEDGER_URL: 'http://127.0.0.1:9/ledger' }).ledgerUrl).toBe(
+      'http://127.0.0.1:9/ledger',
+    );
+  });
+
+  it('names the variable that is missing or wrong', () => {
+    expect(() => loadProcessorSettings({ ...env, ORDERS_TABLE_NAME: '' })).toThrow(
+      /ORDERS_TABLE_NAME is required/,
+    );
+    expect(() => loadProcessorSettings({ ...env, MAILER_URL: 'not a url' })).toThrow(
+      /MAILER_URL must be a URL/,
+    );
+  });
+});
+
+describe('Shopify resource ids', () => {
+  it('reads the exact id from admin_graphql_api_id when the numeric id is beyond 2^53', () => {
+    const payload = JSON.parse(
+      '{"id":820982911946154508,"admin_graphql_api_id":"gid://shopify/Order/820982911946154508"}',
+    );
+    expect(shopifyResourceId(payload)).toBe('820982911946154508');
+    expect(shopifyResourceId({ id: 450789469 })).toBe('450789469');
+    expect(shopifyResourceId(JSON.parse('{"id":820982911946154508}'))).toBeUndefined();
+  });
+});

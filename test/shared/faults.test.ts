@@ -1,0 +1,50 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { faultInjector, InjectedFaultError, parseFaultPoints } from '../../lambdas/shared/faults';
+
+describe('fault points', () => {
+  it('is inert when FAULT_POINTS is unset or blank', () => {
+    expect(faultInjector(undefined)).toBeUndefined();
+    expect(faultInjector('  ')).toBeUndefined();
+  });
+
+  it('throws once by default, then lets the point pass', () => {
+    const inject = faultInjector('processor.afterClaim');
+    expect(() => inject?.('processor.afterClaim', 'evt_1')).toThrow(InjectedFaultError);
+    expect(() => inject?.('processor.afterClaim', 'evt_1')).not.toThrow();
+  });
+
+  it('fires only for event ids containing the match, the given number of times', () => {
+    const inject = faultInjector('receiver.afterClaim@poison:2');
+    expect(() => inject?.('receiver.afterClaim', 'evt_ok')).not.toThrow();
+    expect(() => inject?.('receiver.afterClaim', 'evt_poison_1')).toThrow(
+      'injected fault at receiver.afterClaim',
+    );
+    expect(() => inject?.('receiver.afterClaim', 'evt_poison_2')).toThrow();
+    expect(() => inject?.('receiver.afterClaim', 'evt_poison_3')).not.toThrow();
+  });
+
+  it('fires for ever with a * count, and keeps several points apart', () => {
+    const inject = faultInjector('processor.afterLedger:*, processor.afterClaim@x');
+    for (let i = 0; i < 5; i++) expect(() => inject?.('processor.afterLedger', 'evt')).toThrow();
+    expect(() => inject?.('processor.afterClaim', 'evt')).not.toThrow();
+    expect(() => inject?.('processor.afterClaim', 'evt_x')).toThrow();
+  });
+
+  it('shares counts between processes through a state directory', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'faults-'));
+    const a = faultInjector('processor.afterClaim:2', dir);
+    const b = faultInjector('processor.afterClaim:2', dir);
+    expect(() => a?.('processor.afterClaim', 'e')).toThrow();
+    expect(() => b?.('processor.afterClaim', 'e')).toThrow();
+    expect(() => a?.('processor.afterClaim', 'e')).not.toThrow();
+    expect(() => b?.('processor.afterClaim', 'e')).not.toThrow();
+  });
+
+  it('rejects an unknown point or a malformed entry with a message naming the valid points', () => {
+    expect(() => parseFaultPoints('processor.afterLunch')).toThrow(/processor\.afterClaim/);
+    expect(() => parseFaultPoints('receiver.afterClaim:lots')).toThrow(/point\[@match\]\[:count\]/);
+  });
+});
