@@ -13,12 +13,14 @@ import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { PROVIDER_IDS, type ProviderId } from '../lambdas/providers/types';
 import { EventProcessor } from './constructs/event-processor';
+import { PayloadArchive } from './constructs/payload-archive';
 import { type ProviderSettingsOptions, providerSettingsJson } from './constructs/provider-settings';
 import {
   type ProviderAlarmOptions,
@@ -84,7 +86,9 @@ export interface IdempotentWebhookReceiverProps {
   readonly mailerUrl?: string;
   /** Retention of the functions' and the API's log groups. @default logs.RetentionDays.ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
-  /** Tables and secrets when removed from the stack. @default RemovalPolicy.RETAIN */
+  /** How long the payload archive keeps each event's payload. @default Duration.days(90) */
+  readonly archiveRetention?: Duration;
+  /** Tables, secrets and the archive bucket when removed from the stack. @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy;
   /** Subscribed (by email) to the alarm topic. @default no subscription */
   readonly alarmEmail?: string;
@@ -118,6 +122,8 @@ export class IdempotentWebhookReceiverPropsError extends Error {
 
 export class IdempotentWebhookReceiver extends Construct {
   public readonly claimsTable: dynamodb.Table;
+  /** The payload archive (one object per processed event, expired after `archiveRetention`). */
+  public readonly archiveBucket: s3.Bucket;
   public readonly paymentsTable: dynamodb.Table;
   public readonly ordersTable: dynamodb.Table;
   public readonly resourcesTable: dynamodb.Table;
@@ -152,6 +158,10 @@ export class IdempotentWebhookReceiver extends Construct {
 
     const tables = new WebhookTables(this, 'Tables', { removalPolicy });
     const secrets = new WebhookSecrets(this, 'Secrets', { removalPolicy });
+    const archive = new PayloadArchive(this, 'Archive', {
+      removalPolicy,
+      ...(props.archiveRetention ? { retention: props.archiveRetention } : {}),
+    });
 
     const processing = new EventProcessor(this, 'Processing', {
       entry: props.processorEntry ?? PROCESSOR_DEFAULTS.entry,
@@ -169,6 +179,7 @@ export class IdempotentWebhookReceiver extends Construct {
       ...(props.mailerUrl === undefined ? {} : { mailerUrl: props.mailerUrl }),
       ...(props.processorEnvironment ? { extraEnvironment: props.processorEnvironment } : {}),
       logRetention,
+      archiveBucket: archive.bucket,
     });
     // A processor that crashed mid-event must have lost its lease by the time SQS shows the message
     // again, or the retry finds the claim still held and the receive is wasted on the way to the DLQ.
@@ -213,6 +224,7 @@ export class IdempotentWebhookReceiver extends Construct {
       ...(props.dashboardName ? { dashboardName: props.dashboardName } : {}),
     });
 
+    this.archiveBucket = archive.bucket;
     this.claimsTable = tables.claims;
     this.paymentsTable = tables.payments;
     this.ordersTable = tables.orders;

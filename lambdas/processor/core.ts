@@ -13,8 +13,9 @@ import type { EventMessage } from '../queue/event-message';
 import { decodeBody } from '../queue/event-message';
 import type { FaultInjector } from '../shared/faults';
 import { matchEventType } from '../shared/keys';
-import type { Lease, NewClaim } from '../store/claim';
+import type { ClaimRecord, Lease, NewClaim } from '../store/claim';
 import { LeaseLostError, type ProcessingClaims, type ProcessingOutcome } from '../store/processing-claims';
+import type { PayloadArchive } from './archive';
 import { isNewer, type ReadMark, type StateStore, WriteConflictError } from './state-store';
 import type {
   BusinessHandler,
@@ -44,6 +45,8 @@ export interface ProcessorDeps {
   readonly clock?: () => number;
   readonly newLeaseToken?: () => string;
   readonly faultPoint?: FaultInjector;
+  /** Where payloads are archived; archiving is off when absent. */
+  readonly archive?: PayloadArchive;
 }
 
 export type ProcessResult =
@@ -156,15 +159,15 @@ export async function processMessage(
   if (begun.kind === 'done') return { kind: 'already-done', key: event.key, event };
   if (begun.kind === 'busy') throw new ClaimBusyError(event.key);
 
+  // Recorded on the claim with the next write this attempt makes (state step, failure or release).
+  let archiveKey: string | undefined;
   try {
+    if (deps.archive && begun.claim.archiveKey === undefined) {
+      const { payload: _payload, ...message } = event;
+      archiveKey = await deps.archive.put(message, begun.claim.firstSeenAt, clock());
+    }
     deps.faultPoint?.('processor.afterClaim', event.eventId);
-    const outcome = await applyEvent(
-      event,
-      begun.claim.lastCompletedStep,
-      begun.claim.plannedEffects,
-      lease,
-      deps,
-    );
+    const outcome = await applyEvent(event, begun.claim, lease, archiveKey, deps);
     return { kind: 'done', outcome, key: event.key, event };
   } catch (error) {
     if (error instanceof LeaseLostError) {
@@ -178,8 +181,8 @@ export async function processMessage(
     const summary = errorSummary(error);
     const lastAttempt = receiveCount >= deps.maxReceiveCount;
     try {
-      if (lastAttempt) await deps.claims.failProcessing(event.key, lease.token, summary, clock());
-      else await deps.claims.releaseProcessing(event.key, lease.token, summary, clock());
+      if (lastAttempt) await deps.claims.failProcessing(event.key, lease.token, summary, clock(), archiveKey);
+      else await deps.claims.releaseProcessing(event.key, lease.token, summary, clock(), archiveKey);
     } catch (markError) {
       deps.log.warn('could not record the failure on the claim', {
         key: event.key,
@@ -205,12 +208,14 @@ export async function processMessage(
 
 async function applyEvent(
   event: ProcessingEvent,
-  lastCompletedStep: string | undefined,
-  plannedEffects: readonly string[] | undefined,
+  claim: Pick<ClaimRecord, 'lastCompletedStep' | 'plannedEffects'>,
   lease: Lease,
+  archiveKey: string | undefined,
   deps: ProcessorDeps,
 ): Promise<ProcessingOutcome> {
   const clock = deps.clock ?? Date.now;
+  const { lastCompletedStep, plannedEffects } = claim;
+  const archived = archiveKey === undefined ? {} : { archiveKey };
   const handler = resolveHandler(deps.handlers, event.provider, event.eventType);
   if (!handler) {
     deps.log.info('no business handler for this event type; completing it as unhandled', {
@@ -221,7 +226,7 @@ async function applyEvent(
     await deps.claims.markStep(
       event.key,
       lease.token,
-      { step: 'state', plannedEffects: [], done: 'unhandled' },
+      { step: 'state', plannedEffects: [], done: 'unhandled', ...archived },
       clock(),
     );
     return 'unhandled';
@@ -230,7 +235,7 @@ async function applyEvent(
   let effects = plannedEffects ?? [];
   let outcome: ProcessingOutcome = 'applied';
   if (lastCompletedStep === undefined) {
-    const committed = await commitState(event, handler, lease, deps);
+    const committed = await commitState(event, handler, lease, archiveKey, deps);
     if (committed.done) return committed.outcome;
     effects = committed.effects;
     outcome = committed.outcome;
@@ -255,7 +260,8 @@ async function applyEvent(
     await deps.claims.markStep(
       event.key,
       lease.token,
-      { step: name, ...(last ? { done: outcome } : {}) },
+      // The archive key rides on the first write of an attempt that resumed after the state step.
+      { step: name, ...(last ? { done: outcome } : {}), ...(index === start ? archived : {}) },
       clock(),
     );
     if (name === 'ledger') deps.faultPoint?.('processor.afterLedger', event.eventId);
@@ -268,6 +274,7 @@ async function commitState(
   event: ProcessingEvent,
   handler: BusinessHandler,
   lease: Lease,
+  archiveKey: string | undefined,
   deps: ProcessorDeps,
 ): Promise<
   | { done: true; outcome: ProcessingOutcome }
@@ -300,7 +307,13 @@ async function commitState(
     const claimUpdate = deps.claims.stepUpdate(
       event.key,
       lease.token,
-      { step: 'state', plannedEffects: effects, ...(done ? { done: outcome } : {}) },
+      {
+        step: 'state',
+        plannedEffects: effects,
+        writtenRows: writes.map((w) => `${w.table}:${w.pk}`),
+        ...(archiveKey === undefined ? {} : { archiveKey }),
+        ...(done ? { done: outcome } : {}),
+      },
       clock(),
     );
     try {

@@ -9,12 +9,14 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { isProviderId } from '../providers/types';
 import { faultInjector } from '../shared/faults';
 import { METRIC_NAMESPACE, PROVIDER_DIMENSION, ProcessorMetric } from '../shared/metric-names';
 import { ProcessingClaims } from '../store/processing-claims';
+import { S3PayloadArchive } from './archive';
 import { ClaimBusyError, PoisonMessageError, type ProcessorDeps, processMessage } from './core';
 import { HttpLedger, HttpMailer } from './effects';
 import { EXAMPLE_HANDLERS } from './handlers';
@@ -142,6 +144,14 @@ export function processorDepsFromEnvironment(
     ...(settings.ledgerUrl ? { ledger: new HttpLedger({ url: settings.ledgerUrl }) } : {}),
     ...(settings.mailerUrl ? { mailer: new HttpMailer({ url: settings.mailerUrl }) } : {}),
     ...(faultPoint ? { faultPoint } : {}),
+    ...(settings.archiveBucket
+      ? {
+          archive: new S3PayloadArchive(
+            new S3Client({ maxAttempts: 3, forcePathStyle: settings.archiveForcePathStyle }),
+            settings.archiveBucket,
+          ),
+        }
+      : {}),
   };
 }
 

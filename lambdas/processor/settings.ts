@@ -11,6 +11,10 @@ export interface ProcessorSettings {
   readonly maxReceiveCount: number;
   readonly ledgerUrl: string | undefined;
   readonly mailerUrl: string | undefined;
+  /** The payload archive bucket; archiving is off when unset. */
+  readonly archiveBucket: string | undefined;
+  /** Path-style S3 addressing, for S3-compatible local servers. */
+  readonly archiveForcePathStyle: boolean;
 }
 
 export const PROCESSOR_DEFAULTS = { leaseSeconds: 120, maxReceiveCount: 5 } as const;
@@ -37,5 +41,7 @@ export function loadProcessorSettings(env: Env = process.env): ProcessorSettings
     maxReceiveCount: positiveInteger(env, 'MAX_RECEIVE_COUNT', PROCESSOR_DEFAULTS.maxReceiveCount),
     ledgerUrl: optionalUrl(env, 'LEDGER_URL'),
     mailerUrl: optionalUrl(env, 'MAILER_URL'),
+    archiveBucket: env.ARCHIVE_BUCKET_NAME?.trim() || undefined,
+    archiveForcePathStyle: env.ARCHIVE_FORCE_PATH_STYLE === 'true',
   };
 }

@@ -55,6 +55,10 @@ export interface ClaimRecord {
   /** How a DONE event ended: `applied`, `stale`, `unhandled` or `noop`. */
   readonly outcome?: string;
   readonly processingAttempts?: number;
+  /** Business rows the event wrote, as `<table>:<pk>` (`payments:stripe:platform:pi_1`). */
+  readonly writtenRows?: readonly string[];
+  /** S3 key of the payload archive object (bucket: the stack's archive bucket). */
+  readonly archiveKey?: string;
 }
 
 /** What a receiver knows when it first claims a key. */

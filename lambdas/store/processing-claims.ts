@@ -34,6 +34,10 @@ export interface StepMark {
   readonly plannedEffects?: readonly string[];
   /** When set, the claim becomes DONE with this outcome. */
   readonly done?: ProcessingOutcome;
+  /** Business rows the step wrote (`<table>:<pk>`), recorded for `webhooks inspect`. */
+  readonly writtenRows?: readonly string[];
+  /** Where the payload archive object is (S3 key). */
+  readonly archiveKey?: string;
 }
 
 export class LeaseLostError extends Error {
@@ -151,6 +155,14 @@ export class ProcessingClaims {
       sets.push('plannedEffects = :planned');
       values[':planned'] = [...mark.plannedEffects];
     }
+    if (mark.writtenRows !== undefined && mark.writtenRows.length > 0) {
+      sets.push('writtenRows = :rows');
+      values[':rows'] = [...mark.writtenRows];
+    }
+    if (mark.archiveKey !== undefined) {
+      sets.push('archiveKey = :archiveKey');
+      values[':archiveKey'] = mark.archiveKey;
+    }
     if (mark.done !== undefined) {
       sets.push('#status = :done', 'outcome = :outcome', 'completedAt = :now');
       values[':done'] = ClaimStatus.Done;
@@ -176,11 +188,17 @@ export class ProcessingClaims {
    * After a failed attempt: ends our lease now so the redelivery can take the claim at once, keeping
    * PROCESSING and the step marker so it resumes where this attempt stopped.
    */
-  async releaseProcessing(pk: string, leaseToken: string, error: string, nowMs: number): Promise<void> {
+  async releaseProcessing(
+    pk: string,
+    leaseToken: string,
+    error: string,
+    nowMs: number,
+    archiveKey?: string,
+  ): Promise<void> {
     await this.fenced(pk, {
       TableName: this.tableName,
       Key: { pk },
-      UpdateExpression: 'SET leaseExpiresAt = :nowMs, lastError = :error, lastErrorAt = :now',
+      UpdateExpression: `SET leaseExpiresAt = :nowMs, lastError = :error, lastErrorAt = :now${archiveKey ? ', archiveKey = :archiveKey' : ''}`,
       ConditionExpression: 'leaseToken = :token AND #status = :processing',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
@@ -189,17 +207,23 @@ export class ProcessingClaims {
         ':now': iso(nowMs),
         ':token': leaseToken,
         ':processing': ClaimStatus.Processing,
+        ...(archiveKey ? { ':archiveKey': archiveKey } : {}),
       },
     });
   }
 
   /** The last attempt failed: the message goes to the DLQ, the claim says FAILED and why. */
-  async failProcessing(pk: string, leaseToken: string, error: string, nowMs: number): Promise<void> {
+  async failProcessing(
+    pk: string,
+    leaseToken: string,
+    error: string,
+    nowMs: number,
+    archiveKey?: string,
+  ): Promise<void> {
     await this.fenced(pk, {
       TableName: this.tableName,
       Key: { pk },
-      UpdateExpression:
-        'SET #status = :failed, lastError = :error, lastErrorAt = :now, failedAt = :now REMOVE leaseToken, leaseExpiresAt, leaseOwner',
+      UpdateExpression: `SET #status = :failed, lastError = :error, lastErrorAt = :now, failedAt = :now${archiveKey ? ', archiveKey = :archiveKey' : ''} REMOVE leaseToken, leaseExpiresAt, leaseOwner`,
       ConditionExpression: 'leaseToken = :token AND #status = :processing',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
@@ -208,6 +232,7 @@ export class ProcessingClaims {
         ':now': iso(nowMs),
         ':token': leaseToken,
         ':processing': ClaimStatus.Processing,
+        ...(archiveKey ? { ':archiveKey': archiveKey } : {}),
       },
     });
   }

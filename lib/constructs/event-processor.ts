@@ -2,14 +2,16 @@
  * The event queue, its dead-letter queue, and the processor Lambda that drains it with partial
  * batch failures. The queue's visibility timeout is derived from the processor's timeout.
  */
-import { Duration } from 'aws-cdk-lib';
+import { type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { ARCHIVE_PREFIX } from '../../lambdas/shared/archive-layout';
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names';
 import { PROCESSOR_SERVICE } from './metrics';
 import { WebhookFunction } from './webhook-function';
@@ -37,6 +39,8 @@ export interface EventProcessorProps {
   readonly mailerUrl?: string;
   readonly extraEnvironment?: Readonly<Record<string, string>>;
   readonly logRetention: logs.RetentionDays;
+  /** Where the processor archives payloads. */
+  readonly archiveBucket: s3.IBucket;
 }
 
 export class EventProcessor extends Construct {
@@ -86,6 +90,7 @@ export class EventProcessor extends Construct {
         MAX_RECEIVE_COUNT: String(props.maxReceiveCount),
         ...(props.ledgerUrl === undefined ? {} : { LEDGER_URL: props.ledgerUrl }),
         ...(props.mailerUrl === undefined ? {} : { MAILER_URL: props.mailerUrl }),
+        ARCHIVE_BUCKET_NAME: props.archiveBucket.bucketName,
         POWERTOOLS_SERVICE_NAME: PROCESSOR_SERVICE,
         POWERTOOLS_METRICS_NAMESPACE: METRIC_NAMESPACE,
         ...props.extraEnvironment,
@@ -118,6 +123,20 @@ export class EventProcessor extends Construct {
         resources: [props.paymentsTable.tableArn, props.ordersTable.tableArn, props.resourcesTable.tableArn],
       }),
     );
+
+    // The archive: write objects under the events/ prefix, nothing else.
+    processor.role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:PutObject'],
+        resources: [props.archiveBucket.arnForObjects(`${ARCHIVE_PREFIX}/*`)],
+      }),
+    );
+    const bucketLogicalId = Stack.of(this).getLogicalId(props.archiveBucket.node.defaultChild as CfnElement);
+    Validations.of(processor.role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${ARCHIVE_PREFIX}/*]`,
+      reason:
+        'One object per event, keyed by its idempotency key: the object names cannot be known in advance, so PutObject is scoped to the archive prefix of this one bucket.',
+    });
 
     // Grants the poller's SQS actions on this queue only (Receive, Delete, ChangeVisibility, ...).
     this.processor.addEventSource(

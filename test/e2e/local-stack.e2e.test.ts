@@ -18,7 +18,8 @@ import { stripePaymentIntentEvent } from '../helpers/events';
 import { stripeHeaders, TEST_SECRETS } from '../helpers/signing';
 
 const root = resolve(import.meta.dirname, '../..');
-const outputsFile = join(mkdtempSync(join(tmpdir(), 'webhooks-e2e-')), 'cdk-outputs.local.json');
+const workDir = mkdtempSync(join(tmpdir(), 'webhooks-e2e-'));
+const outputsFile = join(workDir, 'cdk-outputs.local.json');
 const GITHUB_VECTOR_SECRET = "It's a Secret to Everybody";
 
 let stack: ChildProcess;
@@ -30,6 +31,8 @@ let sqs: SQSClient;
 const env = {
   ...process.env,
   LOCAL_OUTPUTS_FILE: outputsFile,
+  // Its own cdk.out, so other suites that start a stack do not synthesize over it.
+  LOCAL_CDK_OUT: join(workDir, 'cdk.out'),
   LOCAL_VISIBILITY_TIMEOUT_SECONDS: '1',
   CLAIM_LEASE_SECONDS: '20',
   MAX_RECEIVE_COUNT: '3',

@@ -9,6 +9,7 @@ import {
   DynamoDBClient,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
@@ -151,6 +152,25 @@ export async function queueDepth(client: SQSClient, queueUrl: string): Promise<n
     Number(result.Attributes?.ApproximateNumberOfMessages ?? 0) +
     Number(result.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
   );
+}
+
+export function s3Client(): S3Client {
+  return new S3Client({
+    endpoint: inject('s3Endpoint'),
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+    forcePathStyle: true,
+  });
+}
+
+export async function createBucket(client: S3Client, name = uniqueName('archive')): Promise<string> {
+  await client.send(new CreateBucketCommand({ Bucket: name }));
+  return name;
+}
+
+export async function getObjectText(client: S3Client, bucket: string, key: string): Promise<string> {
+  const result = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  return (await result.Body?.transformToString('utf8')) ?? '';
 }
 
 export function documentClient(client: DynamoDBClient): DynamoDBDocumentClient {

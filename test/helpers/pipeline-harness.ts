@@ -6,6 +6,8 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { S3PayloadArchive } from '../../lambdas/processor/archive';
 import type { ProcessorDeps } from '../../lambdas/processor/core';
 import { HttpLedger, HttpMailer } from '../../lambdas/processor/effects';
 import { createProcessorHandler, type ProcessorHandler } from '../../lambdas/processor/handler';
@@ -18,6 +20,7 @@ import { ProcessingClaims } from '../../lambdas/store/processing-claims';
 import { type EffectsSink, startEffectsSink } from '../../local/effects-sink';
 import { SqsPoller } from '../../local/sqs-poller';
 import {
+  createBucket,
   createClaimsTable,
   createQueueWithDlq,
   createTable,
@@ -25,6 +28,7 @@ import {
   getItem,
   queueDepth,
   receiveAll,
+  s3Client,
   sqsClient,
 } from './aws';
 import { createReceiverHarness, type ReceiverHarness } from './receiver-harness';
@@ -46,6 +50,8 @@ export interface PipelineHarness {
   readonly processor: ProcessorHandler;
   readonly poller: SqsPoller;
   readonly maxReceiveCount: number;
+  readonly s3: S3Client;
+  readonly archiveBucket: string;
   /** Polls until the queue is empty and no message is in flight, or the timeout passes. */
   drainQueue(timeoutMs?: number): Promise<void>;
   row(table: TableRef, pk: string): Promise<Record<string, unknown> | undefined>;
@@ -71,7 +77,8 @@ export async function createPipelineHarness(options: PipelineOptions = {}): Prom
   const maxReceiveCount = options.maxReceiveCount ?? 3;
   const dynamo = dynamoClient();
   const sqs = sqsClient();
-  const [claimsTable, payments, orders, resources, queues, sink] = await Promise.all([
+  const s3 = s3Client();
+  const [claimsTable, payments, orders, resources, queues, sink, archiveBucket] = await Promise.all([
     createClaimsTable(dynamo),
     createTable(dynamo, 'payments'),
     createTable(dynamo, 'orders'),
@@ -81,6 +88,7 @@ export async function createPipelineHarness(options: PipelineOptions = {}): Prom
       visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 1,
     }),
     startEffectsSink(),
+    createBucket(s3),
   ]);
   const receiver = await createReceiverHarness({}, { tableName: claimsTable, queueUrl: queues.queueUrl });
   const tables = { payments, orders, resources } as const;
@@ -94,6 +102,7 @@ export async function createPipelineHarness(options: PipelineOptions = {}): Prom
     ledger: new HttpLedger({ url: sink.ledgerUrl }),
     mailer: new HttpMailer({ url: sink.mailerUrl }),
     ...(faultPoint ? { faultPoint } : {}),
+    archive: new S3PayloadArchive(s3, archiveBucket),
   };
   const processor = createProcessorHandler({ deps: () => processorDeps, ...quietPowertools() });
   const poller = new SqsPoller({ client: receiver.sqs, queueUrl: queues.queueUrl, handler: processor });
@@ -107,6 +116,8 @@ export async function createPipelineHarness(options: PipelineOptions = {}): Prom
     processor,
     poller,
     maxReceiveCount,
+    s3,
+    archiveBucket,
     async drainQueue(timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {

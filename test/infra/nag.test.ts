@@ -53,9 +53,18 @@ describe('cdk-nag AwsSolutionsChecks', () => {
     expect(nagFindings(customized.stack)).toEqual([]);
   });
 
-  it('acknowledges only the missing API authorizer and secret rotation', () => {
-    const ids = new Set(acknowledgements(defaults.stack).map((a) => a.id.replace(/^annotation::/i, '')));
-    expect([...ids].sort()).toEqual(['AwsSolutions-APIG4', 'AwsSolutions-SMG4']);
+  it('acknowledges only the missing API authorizer, secret rotation, archive access logs and its object wildcard', () => {
+    const ids = new Set(
+      acknowledgements(defaults.stack).map((a) =>
+        a.id.replace(/^annotation::/i, '').replace(/\[.*$/, '[...]'),
+      ),
+    );
+    expect([...ids].sort()).toEqual([
+      'AwsSolutions-APIG4',
+      'AwsSolutions-IAM5[...]',
+      'AwsSolutions-S1',
+      'AwsSolutions-SMG4',
+    ]);
   });
 
   it("passes CDK's built-in CloudFormation template validation without a finding", () => {

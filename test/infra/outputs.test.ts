@@ -24,6 +24,7 @@ describe('webhook stack outputs and dashboard', () => {
     'ResourcesTableName',
     'EventQueueUrl',
     'DeadLetterQueueUrl',
+    'ArchiveBucketName',
     'DashboardUrl',
     ...PROVIDER_IDS.map((p) => `${providerPascal(p)}SecretArn`),
   ])('outputs %s under exactly that logical id', (id) => {
@@ -31,7 +32,7 @@ describe('webhook stack outputs and dashboard', () => {
   });
 
   it('has no other outputs', () => {
-    expect(Object.keys(outputs)).toHaveLength(PROVIDER_IDS.length * 2 + 7);
+    expect(Object.keys(outputs)).toHaveLength(PROVIDER_IDS.length * 2 + 8);
   });
 
   it.each(PROVIDER_IDS)('outputs the ARN of the %s secret', (provider) => {
@@ -47,6 +48,7 @@ describe('webhook stack outputs and dashboard', () => {
     ['ResourcesTableName', () => s.stack.webhooks.resourcesTable],
     ['EventQueueUrl', () => s.stack.webhooks.eventQueue],
     ['DeadLetterQueueUrl', () => s.stack.webhooks.deadLetterQueue],
+    ['ArchiveBucketName', () => s.stack.webhooks.archiveBucket],
   ])('outputs %s from its resource', (id, construct) => {
     expect(outputs[id]?.Value).toEqual({ Ref: s.logicalId(construct()) });
   });

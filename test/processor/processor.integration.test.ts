@@ -13,7 +13,7 @@ import type { BusinessHandler, HandlerRegistry } from '../../lambdas/processor/t
 import { ClaimStatus } from '../../lambdas/store/claim';
 import { LeaseLostError } from '../../lambdas/store/processing-claims';
 import { toSqsRecord } from '../../local/sqs-poller';
-import { peekMessageBody, receiveAll } from '../helpers/aws';
+import { getObjectText, peekMessageBody, receiveAll } from '../helpers/aws';
 import {
   asaasPaymentEvent,
   githubPushEvent,
@@ -76,6 +76,31 @@ describe('processor: a payment that succeeds', () => {
     expect(receipts()).toHaveLength(1);
     // Ledger before receipt: the irreversible effect is last.
     expect(h.sink.entries().map((e) => e.service)).toEqual(['ledger', 'mailer']);
+  });
+
+  it('archives the payload and headers without signature values, and records where on the claim', async () => {
+    h = await createPipelineHarness();
+    const event = stripePaymentIntentEvent({ intentId: 'pi_archive' });
+    const body = JSON.stringify(event);
+    const headers = stripeHeaders(body);
+    const accepted = await h.receiver.deliver('stripe', body, headers);
+    await h.drainQueue();
+
+    const claim = await h.receiver.claim(accepted.key ?? '');
+    const day = new Date().toISOString().slice(0, 10);
+    expect(claim?.archiveKey).toBe(`events/stripe/${day}/${encodeURIComponent(accepted.key ?? '')}.json`);
+    expect(claim?.writtenRows).toEqual([`payments:${paymentRowKey('platform', 'pi_archive')}`]);
+    const archived = await getObjectText(h.s3, h.archiveBucket, claim?.archiveKey ?? '');
+    expect(JSON.parse(archived)).toMatchObject({
+      key: accepted.key,
+      eventId: event.id,
+      body,
+      bodyEncoding: 'utf8',
+    });
+    expect(JSON.parse(archived).headers).toEqual({ 'content-type': 'application/json' });
+    const signature = headers['stripe-signature'];
+    expect(archived).not.toContain(signature.split('v1=')[1] ?? 'unreachable');
+    expect(archived).not.toContain('stripe-signature');
   });
 
   it('applies nothing twice when SQS delivers the message again after the event is done', async () => {

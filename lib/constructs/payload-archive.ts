@@ -1,0 +1,44 @@
+/**
+ * The payload archive: one S3 object per processed event (payload and headers, signature values
+ * never included), written by the processor and expired by a lifecycle rule. Tiered retention: the
+ * claim row stays small and lives for the provider's retry window; the payload lives here longer.
+ */
+import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import { ARCHIVE_PREFIX } from '../../lambdas/shared/archive-layout';
+
+export interface PayloadArchiveProps {
+  /** How long archived payloads are kept. @default Duration.days(90) */
+  readonly retention?: Duration;
+  /** @default RemovalPolicy.RETAIN */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+export class PayloadArchive extends Construct {
+  public readonly bucket: s3.Bucket;
+
+  constructor(scope: Construct, id: string, props: PayloadArchiveProps = {}) {
+    super(scope, id);
+    this.bucket = new s3.Bucket(this, 'Bucket', {
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      ...(props.removalPolicy === undefined ? {} : { removalPolicy: props.removalPolicy }),
+      lifecycleRules: [
+        {
+          id: 'expire-archived-events',
+          prefix: `${ARCHIVE_PREFIX}/`,
+          expiration: props.retention ?? Duration.days(90),
+          abortIncompleteMultipartUploadAfter: Duration.days(1),
+        },
+      ],
+    });
+    Validations.of(this.bucket).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason:
+        'Access logging would need a second bucket that itself goes unlogged; reads of the archive are operator actions (webhooks inspect/replay) and are auditable with CloudTrail S3 data events where required.',
+    });
+  }
+}

@@ -1,0 +1,86 @@
+import { Match } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type SynthesizedStack, statementsOfRole, synthesize } from './support';
+
+describe('payload archive', () => {
+  let s: SynthesizedStack;
+  beforeAll(() => {
+    s = synthesize();
+  });
+
+  it('expires archived events after 90 days by default', () => {
+    s.template.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          Match.objectLike({ Prefix: 'events/', ExpirationInDays: 90, Status: 'Enabled' }),
+        ]),
+      },
+    });
+  });
+
+  it('takes the retention from the archiveRetention prop', async () => {
+    const { Duration } = await import('aws-cdk-lib');
+    const custom = synthesize({ props: { archiveRetention: Duration.days(400) } });
+    custom.template.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ ExpirationInDays: 400 })]) },
+    });
+  });
+
+  it('encrypts the bucket (SSE-S3) and blocks public access', () => {
+    s.template.hasResourceProperties('AWS::S3::Bucket', {
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+      },
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+    });
+  });
+
+  it('refuses non-TLS access in the bucket policy', () => {
+    s.template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+  });
+
+  it('names the bucket in the processor environment', () => {
+    s.template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({
+          ARCHIVE_BUCKET_NAME: { Ref: s.logicalId(s.stack.webhooks.archiveBucket) },
+        }),
+      },
+    });
+  });
+
+  it('lets the processor put objects under events/ of that bucket only', () => {
+    const role = s.logicalId(s.stack.webhooks.processorFunction.role as never);
+    const s3Statements = statementsOfRole(s.template, role).filter((st) =>
+      JSON.stringify(st.Action).includes('s3:'),
+    );
+    expect(s3Statements).toEqual([
+      {
+        Action: 's3:PutObject',
+        Effect: 'Allow',
+        Resource: {
+          'Fn::Join': [
+            '',
+            [{ 'Fn::GetAtt': [s.logicalId(s.stack.webhooks.archiveBucket), 'Arn'] }, '/events/*'],
+          ],
+        },
+      },
+    ]);
+  });
+
+  it('gives the receiver no access to the archive', () => {
+    const role = s.logicalId(s.stack.webhooks.receiverFunction.role as never);
+    expect(JSON.stringify(statementsOfRole(s.template, role))).not.toContain('s3:');
+  });
+});
