@@ -63,6 +63,17 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
     h = await createReceiverHarness();
   });
 
+  /** Writes a claim for a platform-account Stripe event as an earlier delivery would have left it. */
+  const seedClaim = (event: { id: string; type: string }, fields: Record<string, unknown>) =>
+    putItem(h.doc, h.tableName, {
+      pk: `stripe:platform:${event.id}`,
+      provider: 'stripe',
+      account: 'platform',
+      eventId: event.id,
+      eventType: event.type,
+      ...fields,
+    });
+
   it('claims a new event, queues one message and answers 200 accepted', async () => {
     const event = stripeCustomerEvent({ account: 'acct_123' });
     const body = JSON.stringify(event);
@@ -133,12 +144,7 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
   it('queues nothing for a duplicate of a processed (DONE) event', async () => {
     const event = stripeCustomerEvent();
     const pk = `stripe:platform:${event.id}`;
-    await putItem(h.doc, h.tableName, {
-      pk,
-      provider: 'stripe',
-      account: 'platform',
-      eventId: event.id,
-      eventType: event.type,
+    await seedClaim(event, {
       status: ClaimStatus.Done,
       deliveries: 1,
       firstSeenAt: new Date().toISOString(),
@@ -211,12 +217,7 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
     const event = stripeCustomerEvent();
     const pk = `stripe:platform:${event.id}`;
     // Seeded and used at once: DynamoDB Local deletes expired items within seconds.
-    await putItem(h.doc, h.tableName, {
-      pk,
-      provider: 'stripe',
-      account: 'platform',
-      eventId: event.id,
-      eventType: event.type,
+    await seedClaim(event, {
       status: ClaimStatus.Done,
       deliveries: 3,
       firstSeenAt: '2026-01-01T00:00:00.000Z',
@@ -235,12 +236,7 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
   it('takes over a claim whose receiver died after claiming (lease run out) and queues the event', async () => {
     const event = stripeCustomerEvent();
     const pk = `stripe:platform:${event.id}`;
-    await putItem(h.doc, h.tableName, {
-      pk,
-      provider: 'stripe',
-      account: 'platform',
-      eventId: event.id,
-      eventType: event.type,
+    await seedClaim(event, {
       status: ClaimStatus.Received,
       deliveries: 1,
       firstSeenAt: new Date().toISOString(),
@@ -266,12 +262,7 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
   it('queues a FAILED event again when the provider retries it, so it can still complete', async () => {
     const event = stripeCustomerEvent();
     const pk = `stripe:platform:${event.id}`;
-    await putItem(h.doc, h.tableName, {
-      pk,
-      provider: 'stripe',
-      account: 'platform',
-      eventId: event.id,
-      eventType: event.type,
+    await seedClaim(event, {
       status: ClaimStatus.Failed,
       deliveries: 1,
       firstSeenAt: new Date().toISOString(),

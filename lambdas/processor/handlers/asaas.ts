@@ -5,6 +5,7 @@
 import { joinKey } from '../../shared/keys';
 import type { BusinessHandler } from '../types';
 import { num, obj, str } from './payload';
+import { planRowWrite } from './plan';
 
 export const ASAAS_PAYMENT_RANK: Readonly<Record<string, number>> = {
   PAYMENT_CREATED: 1,
@@ -27,26 +28,20 @@ export const asaasPayment: BusinessHandler = {
     const pk = joinKey(['asaas', event.account, paymentId]);
     const at = event.occurredAt ?? Math.floor(Date.parse(event.receivedAt) / 1000);
     const eventOrder = { at, rank: ASAAS_PAYMENT_RANK[event.eventType] ?? 0, eventId: event.eventId };
-    const { newer } = await context.read('payments', pk, eventOrder);
-    if (!newer) return { outcome: 'stale' };
-    return {
-      writes: [
-        {
-          table: 'payments',
-          pk,
-          order: eventOrder,
-          attributes: {
-            provider: 'asaas',
-            account: event.account,
-            objectId: paymentId,
-            status: str(payment.status),
-            amount: num(payment.value),
-            amountReceived: num(payment.netValue),
-            currency: 'BRL',
-            billingType: str(payment.billingType),
-          },
-        },
-      ],
-    };
+    return planRowWrite(context, {
+      table: 'payments',
+      pk,
+      order: eventOrder,
+      attributes: {
+        provider: 'asaas',
+        account: event.account,
+        objectId: paymentId,
+        status: str(payment.status),
+        amount: num(payment.value),
+        amountReceived: num(payment.netValue),
+        currency: 'BRL',
+        billingType: str(payment.billingType),
+      },
+    });
   },
 };

@@ -5,6 +5,7 @@
 import { joinKey } from '../../shared/keys';
 import type { BusinessHandler } from '../types';
 import { id, num, obj, str } from './payload';
+import { planRowWrite } from './plan';
 
 export function refRowKey(account: string, repositoryId: string, ref: string): string {
   return joinKey(['github', account, 'ref', repositoryId, ref]);
@@ -19,26 +20,20 @@ export const githubPush: BusinessHandler = {
     const pk = refRowKey(event.account, repositoryId, ref);
     const pushedAt = num(repository?.pushed_at) ?? Math.floor(Date.parse(event.receivedAt) / 1000);
     const eventOrder = { at: pushedAt, rank: 0, eventId: event.eventId };
-    const { newer } = await context.read('resources', pk, eventOrder);
-    if (!newer) return { outcome: 'stale' };
-    return {
-      writes: [
-        {
-          table: 'resources',
-          pk,
-          order: eventOrder,
-          attributes: {
-            provider: 'github',
-            kind: 'ref',
-            objectId: `${repositoryId}:${ref}`,
-            repository: str(repository?.full_name),
-            ref,
-            headSha: str(event.payload.after),
-            deleted: event.payload.deleted === true,
-            pusher: str(obj(event.payload.pusher)?.name),
-          },
-        },
-      ],
-    };
+    return planRowWrite(context, {
+      table: 'resources',
+      pk,
+      order: eventOrder,
+      attributes: {
+        provider: 'github',
+        kind: 'ref',
+        objectId: `${repositoryId}:${ref}`,
+        repository: str(repository?.full_name),
+        ref,
+        headSha: str(event.payload.after),
+        deleted: event.payload.deleted === true,
+        pusher: str(obj(event.payload.pusher)?.name),
+      },
+    });
   },
 };

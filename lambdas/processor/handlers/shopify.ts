@@ -8,6 +8,7 @@ import { shopifyResourceId } from '../../providers/shopify';
 import { joinKey } from '../../shared/keys';
 import type { BusinessHandler } from '../types';
 import { isoSeconds, str } from './payload';
+import { planRowWrite } from './plan';
 
 /** Same `updated_at` second: an update outranks the create. */
 const RANK: Readonly<Record<string, number>> = { 'orders/create': 1, 'orders/updated': 2 };
@@ -27,27 +28,21 @@ export const shopifyOrder: BusinessHandler = {
       isoSeconds(order.created_at) ??
       Math.floor(Date.parse(event.receivedAt) / 1000);
     const eventOrder = { at, rank: RANK[event.eventType] ?? 0, eventId: event.eventId };
-    const { newer } = await context.read('orders', pk, eventOrder);
-    if (!newer) return { outcome: 'stale' };
-    return {
-      writes: [
-        {
-          table: 'orders',
-          pk,
-          order: eventOrder,
-          attributes: {
-            provider: 'shopify',
-            shop: event.account,
-            objectId: orderId,
-            name: str(order.name),
-            financialStatus: str(order.financial_status),
-            fulfillmentStatus: str(order.fulfillment_status),
-            totalPrice: str(order.total_price),
-            currency: str(order.currency),
-            orderUpdatedAt: str(order.updated_at),
-          },
-        },
-      ],
-    };
+    return planRowWrite(context, {
+      table: 'orders',
+      pk,
+      order: eventOrder,
+      attributes: {
+        provider: 'shopify',
+        shop: event.account,
+        objectId: orderId,
+        name: str(order.name),
+        financialStatus: str(order.financial_status),
+        fulfillmentStatus: str(order.fulfillment_status),
+        totalPrice: str(order.total_price),
+        currency: str(order.currency),
+        orderUpdatedAt: str(order.updated_at),
+      },
+    });
   },
 };

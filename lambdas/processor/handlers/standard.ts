@@ -5,6 +5,7 @@
 import { joinKey } from '../../shared/keys';
 import type { BusinessHandler } from '../types';
 import { id, num, obj, str } from './payload';
+import { planRowWrite } from './plan';
 
 const RANK: Readonly<Record<string, number>> = {
   'invoice.created': 1,
@@ -22,24 +23,18 @@ export const standardInvoice: BusinessHandler = {
     const pk = joinKey(['standard', event.account, 'invoice', invoiceId]);
     const at = event.occurredAt ?? Math.floor(Date.parse(event.receivedAt) / 1000);
     const eventOrder = { at, rank: RANK[event.eventType] ?? 0, eventId: event.eventId };
-    const { newer } = await context.read('resources', pk, eventOrder);
-    if (!newer) return { outcome: 'stale' };
-    return {
-      writes: [
-        {
-          table: 'resources',
-          pk,
-          order: eventOrder,
-          attributes: {
-            provider: 'standard',
-            kind: 'invoice',
-            objectId: invoiceId,
-            status: str(invoice.status) ?? event.eventType.split('.').at(-1),
-            amount: num(invoice.amount),
-            currency: str(invoice.currency),
-          },
-        },
-      ],
-    };
+    return planRowWrite(context, {
+      table: 'resources',
+      pk,
+      order: eventOrder,
+      attributes: {
+        provider: 'standard',
+        kind: 'invoice',
+        objectId: invoiceId,
+        status: str(invoice.status) ?? event.eventType.split('.').at(-1),
+        amount: num(invoice.amount),
+        currency: str(invoice.currency),
+      },
+    });
   },
 };

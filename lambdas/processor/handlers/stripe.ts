@@ -6,6 +6,7 @@
 import { joinKey } from '../../shared/keys';
 import type { BusinessHandler, EventOrder, ProcessingEvent } from '../types';
 import { id, num, obj, str } from './payload';
+import { planRowWrite } from './plan';
 
 /**
  * Tie-break for two events about one intent in the same second (Stripe's `created` has one-second
@@ -109,25 +110,19 @@ export const stripeChargeRefunded: BusinessHandler = {
     if (!charge || !intentId) return { outcome: 'noop' };
     const pk = paymentRowKey(event.account, intentId);
     const eventOrder = order(event, 0);
-    const { newer } = await context.read('payments', pk, eventOrder, 'refundEvent');
-    if (!newer) return { outcome: 'stale' };
-    return {
-      writes: [
-        {
-          table: 'payments',
-          pk,
-          order: eventOrder,
-          guard: 'refundEvent',
-          attributes: {
-            provider: 'stripe',
-            account: event.account,
-            objectId: intentId,
-            amountRefunded: num(charge.amount_refunded),
-            refunded: charge.refunded === true,
-            currency: str(charge.currency),
-          },
-        },
-      ],
-    };
+    return planRowWrite(context, {
+      table: 'payments',
+      pk,
+      order: eventOrder,
+      guard: 'refundEvent',
+      attributes: {
+        provider: 'stripe',
+        account: event.account,
+        objectId: intentId,
+        amountRefunded: num(charge.amount_refunded),
+        refunded: charge.refunded === true,
+        currency: str(charge.currency),
+      },
+    });
   },
 };
