@@ -30,6 +30,9 @@ function send(message: unknown): void {
   process.send?.(message);
 }
 
+// The parent (the local stack) is gone: so is this execution environment.
+process.on('disconnect', () => process.exit(0));
+
 process.on('message', (message: InitMessage | InvokeMessage) => {
   void (async () => {
     if (message.type === 'init') {

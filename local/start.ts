@@ -44,24 +44,29 @@ async function main(): Promise<void> {
     dataDirectory = join(root, '.local-data');
     mkdirSync(dataDirectory, { recursive: true });
   }
-  const stack = await startLocalStack({
-    outdir,
-    port,
-    outputsFile,
-    ...(dataDirectory ? { dataDirectory } : {}),
-  });
-
+  // Signals during start-up too: stop what was started, never leave Java or function hosts behind.
+  let stack: Awaited<ReturnType<typeof startLocalStack>> | undefined;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     console.log(`\n${signal}: stopping the local stack...`);
-    await stack.stop();
+    // Before start-up finished, exiting runs the emulators' exit hooks (DynamoDB Local's process
+    // group is killed) and the function hosts exit when their IPC channel closes.
+    if (stack) await stack.stop();
     rmSync(outputsFile, { force: true });
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+
+  stack = await startLocalStack({
+    outdir,
+    port,
+    outputsFile,
+    ...(dataDirectory ? { dataDirectory } : {}),
+  });
+  if (stopping) return;
 
   console.log('');
   for (const [name, value] of Object.entries(stack.outputs)) {
