@@ -14,7 +14,12 @@ import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { isProviderId } from '../providers/types';
 import { faultInjector } from '../shared/faults';
-import { METRIC_NAMESPACE, PROVIDER_DIMENSION, ProcessorMetric } from '../shared/metric-names';
+import {
+  METRIC_NAMESPACE,
+  PROCESSOR_SERVICE,
+  PROVIDER_DIMENSION,
+  ProcessorMetric,
+} from '../shared/metric-names';
 import { ProcessingClaims } from '../store/processing-claims';
 import { S3PayloadArchive } from './archive';
 import { ClaimBusyError, PoisonMessageError, type ProcessorDeps, processMessage } from './core';
@@ -35,9 +40,9 @@ type MetricUnitValue = Parameters<Metrics['addMetric']>[1];
 export type ProcessorHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
 export function createProcessorHandler(options: ProcessorHandlerOptions): ProcessorHandler {
-  const logger = options.logger ?? new Logger({ serviceName: 'webhook-processor' });
+  const logger = options.logger ?? new Logger({ serviceName: PROCESSOR_SERVICE });
   const metrics =
-    options.metrics ?? new Metrics({ namespace: METRIC_NAMESPACE, serviceName: 'webhook-processor' });
+    options.metrics ?? new Metrics({ namespace: METRIC_NAMESPACE, serviceName: PROCESSOR_SERVICE });
   let deps: ProcessorDeps | undefined;
   // One EMF document per metric: records in a batch belong to different providers, and a single
   // metric is flushed (dimensions included) by its first addMetric.

@@ -15,7 +15,12 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { isProviderId } from '../providers/types';
 import { SqsEventQueue } from '../queue/event-queue';
 import { faultInjector } from '../shared/faults';
-import { METRIC_NAMESPACE, PROVIDER_DIMENSION, ReceiverMetric } from '../shared/metric-names';
+import {
+  METRIC_NAMESPACE,
+  PROVIDER_DIMENSION,
+  RECEIVER_SERVICE,
+  ReceiverMetric,
+} from '../shared/metric-names';
 import { secretSourceFromEnvironment } from '../shared/secrets-manager';
 import { DynamoClaimStore } from '../store/dynamo-claim-store';
 import { type DeliveryOutcome, type DeliveryResult, type ReceiverDeps, receiveDelivery } from './core';
@@ -49,9 +54,9 @@ export type ReceiverHandler = (
 ) => Promise<APIGatewayProxyStructuredResultV2>;
 
 export function createReceiverHandler(options: ReceiverHandlerOptions): ReceiverHandler {
-  const logger = options.logger ?? new Logger({ serviceName: 'webhook-receiver' });
+  const logger = options.logger ?? new Logger({ serviceName: RECEIVER_SERVICE });
   const metrics =
-    options.metrics ?? new Metrics({ namespace: METRIC_NAMESPACE, serviceName: 'webhook-receiver' });
+    options.metrics ?? new Metrics({ namespace: METRIC_NAMESPACE, serviceName: RECEIVER_SERVICE });
   let deps: ReceiverDeps | undefined;
 
   const handle = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {

@@ -4,6 +4,10 @@
  */
 export const METRIC_NAMESPACE = 'IdempotentWebhooks';
 export const PROVIDER_DIMENSION = 'provider';
+/** `POWERTOOLS_SERVICE_NAME` of the receiver, and its metrics' `service` dimension. */
+export const RECEIVER_SERVICE = 'webhook-receiver';
+/** `POWERTOOLS_SERVICE_NAME` of the processor, and its metrics' `service` dimension. */
+export const PROCESSOR_SERVICE = 'webhook-processor';
 
 export const ReceiverMetric = {
   /** Every delivery to a known provider's route. */

@@ -14,16 +14,16 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { ProviderId } from '../../lambdas/providers/types';
 import {
   METRIC_NAMESPACE,
+  PROCESSOR_SERVICE,
   PROVIDER_DIMENSION,
   type ProcessorMetric,
+  RECEIVER_SERVICE,
   ReceiverMetric,
 } from '../../lambdas/shared/metric-names';
 
-/** `POWERTOOLS_SERVICE_NAME` of the receiver, and its metrics' `service` dimension. */
-export const RECEIVER_SERVICE = 'webhook-receiver';
-/** `POWERTOOLS_SERVICE_NAME` of the processor, and its metrics' `service` dimension. */
-export const PROCESSOR_SERVICE = 'webhook-processor';
 const SERVICE_DIMENSION = 'service';
+
+export { PROCESSOR_SERVICE, RECEIVER_SERVICE };
 
 export type ReceiverMetricName = (typeof ReceiverMetric)[keyof typeof ReceiverMetric];
 export type ProcessorMetricName = (typeof ProcessorMetric)[keyof typeof ProcessorMetric];
