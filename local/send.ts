@@ -4,14 +4,20 @@
  * Signs a realistic sample event with the configured secret (the provider's environment variable,
  * else the local development default) and posts it to the local stack (from cdk-outputs.local.json)
  * or to --url, printing each answer, then what reached the ledger and the mailer.
+ *
+ * The same logic is `webhooks send` (cli/commands/send.ts): `parseSendArgs` and `sendSample` are
+ * exported for it; run as a script, this file behaves as `npm run send` always has.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { isProviderId, PROVIDER_IDS, type ProviderId } from '../lambdas/providers/types';
 import { localSecrets } from './dev-secrets';
 import { SAMPLE_TYPES, sampleDelivery } from './samples';
 
-const USAGE = `usage: npm run send -- <provider> [event-type] [options]
+/** The usage text; `command` is how the caller invokes it (`npm run send --`, `webhooks send`). */
+export function sendUsage(command = 'npm run send --', extraOptions = ''): string {
+  return `usage: ${command} <provider> [event-type] [options]
 
   provider      ${PROVIDER_IDS.join(', ')}
   event-type    one of the samples (default: the first):
@@ -23,107 +29,150 @@ options
   --url URL       post here instead of the local stack's URL for the provider
   --id ID         use this provider event id (to redeliver "the same" event)
   --object ID     use this business object id (payment intent, order, payment, invoice)
-  --secret S      sign with this secret instead of the configured one`;
-
-interface Args {
-  provider: ProviderId;
-  type: string | undefined;
-  dup: number;
-  concurrent: number;
-  url: string | undefined;
-  eventId: string | undefined;
-  objectId: string | undefined;
-  secret: string | undefined;
+  --secret S      sign with this secret instead of the configured one${extraOptions}`;
 }
 
-function fail(message: string): never {
-  console.error(`${message}\n\n${USAGE}`);
-  process.exit(2);
+/** The command line is wrong; the message says how. */
+export class SendUsageError extends Error {
+  override readonly name = 'SendUsageError';
 }
 
-function parseArgs(argv: readonly string[]): Args {
+export interface SendArgs {
+  readonly provider: ProviderId;
+  readonly type: string | undefined;
+  readonly dup: number;
+  readonly concurrent: number;
+  readonly url: string | undefined;
+  readonly eventId: string | undefined;
+  readonly objectId: string | undefined;
+  readonly secret: string | undefined;
+}
+
+export type ParsedSendArgs = { readonly help: true } | { readonly help: false; readonly args: SendArgs };
+
+const SEND_OPTIONS = ['dup', 'concurrent', 'url', 'id', 'object', 'secret'];
+
+export function parseSendArgs(argv: readonly string[]): ParsedSendArgs {
   const positional: string[] = [];
   const flags: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
-    if (arg === '--help' || arg === '-h') {
-      console.log(USAGE);
-      process.exit(0);
-    }
+    if (arg === '--help' || arg === '-h') return { help: true };
     if (arg.startsWith('--')) {
       const value = argv[i + 1];
-      if (value === undefined) fail(`${arg} needs a value`);
+      if (value === undefined) throw new SendUsageError(`${arg} needs a value`);
       flags[arg.slice(2)] = value;
       i++;
     } else positional.push(arg);
   }
   const [provider, type] = positional;
-  if (!provider) fail('name a provider');
-  if (!isProviderId(provider)) fail(`unknown provider ${JSON.stringify(provider)}`);
+  if (!provider) throw new SendUsageError('name a provider');
+  if (!isProviderId(provider)) throw new SendUsageError(`unknown provider ${JSON.stringify(provider)}`);
   const count = (name: string) => {
     const raw = flags[name];
     if (raw === undefined) return 1;
     const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1 || n > 1000) fail(`--${name} must be a whole number from 1 to 1000`);
+    if (!Number.isInteger(n) || n < 1 || n > 1000)
+      throw new SendUsageError(`--${name} must be a whole number from 1 to 1000`);
     return n;
   };
   for (const name of Object.keys(flags)) {
-    if (!['dup', 'concurrent', 'url', 'id', 'object', 'secret'].includes(name))
-      fail(`unknown option --${name}`);
+    if (!SEND_OPTIONS.includes(name)) throw new SendUsageError(`unknown option --${name}`);
   }
   return {
-    provider,
-    type,
-    dup: count('dup'),
-    concurrent: count('concurrent'),
-    url: flags.url,
-    eventId: flags.id,
-    objectId: flags.object,
-    secret: flags.secret,
+    help: false,
+    args: {
+      provider,
+      type,
+      dup: count('dup'),
+      concurrent: count('concurrent'),
+      url: flags.url,
+      eventId: flags.id,
+      objectId: flags.object,
+      secret: flags.secret,
+    },
   };
 }
 
-function localOutputs(): Record<string, string> | undefined {
-  const file =
-    process.env.LOCAL_OUTPUTS_FILE ?? join(resolve(import.meta.dirname, '..'), 'cdk-outputs.local.json');
+/** The local stack's outputs (`LOCAL_OUTPUTS_FILE`, else cdk-outputs.local.json), if it is running. */
+export function readLocalOutputs(env: NodeJS.ProcessEnv = process.env): Record<string, string> | undefined {
+  const file = env.LOCAL_OUTPUTS_FILE ?? join(resolve(import.meta.dirname, '..'), 'cdk-outputs.local.json');
   if (!existsSync(file)) return undefined;
   const all = JSON.parse(readFileSync(file, 'utf8')) as Record<string, Record<string, string>>;
   return Object.values(all)[0];
 }
 
-async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2));
-  const outputs = localOutputs();
+export interface DeliveryResult {
+  readonly label: string;
+  /** HTTP status; 0 when the request itself failed. */
+  readonly status: number;
+  readonly outcome?: string;
+  readonly reason?: string;
+  readonly key?: string;
+  readonly deliveries?: number;
+  readonly error?: string;
+  readonly ms: number;
+}
+
+export interface EffectSeen {
+  readonly service: string;
+  readonly replay: boolean;
+  readonly idempotencyKey?: string;
+}
+
+export interface SendReport {
+  readonly provider: ProviderId;
+  /** `payment_intent.succeeded evt_… about pi_…` */
+  readonly summary: string;
+  readonly url: string;
+  readonly deliveries: readonly DeliveryResult[];
+  /** What the local effects sink recorded for this event; absent with --url or without the sink. */
+  readonly effects?: { readonly url: string; readonly entries: readonly EffectSeen[] };
+  /** Every delivery was answered 2xx. */
+  readonly ok: boolean;
+}
+
+export interface SendOptions {
+  /** The stack's outputs: the webhook URL and, locally, the effects sink. */
+  readonly outputs?: Readonly<Record<string, string>> | undefined;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly log?: (line: string) => void;
+  readonly warn?: (line: string) => void;
+}
+
+/** Signs the sample delivery and posts it as asked; prints through `log` as `npm run send` does. */
+export async function sendSample(args: SendArgs, options: SendOptions = {}): Promise<SendReport> {
+  const log = options.log ?? (() => {});
+  const warn = options.warn ?? (() => {});
+  const outputs = options.outputs;
   const outputName = `${args.provider[0]?.toUpperCase()}${args.provider.slice(1)}WebhookUrl`;
   const url = args.url ?? outputs?.[outputName];
   if (!url)
-    fail('no URL: start the local stack with `npm start` (it writes cdk-outputs.local.json), or pass --url');
+    throw new SendUsageError(
+      'no URL: start the local stack with `npm start` (it writes cdk-outputs.local.json), or pass --url',
+    );
   if (args.type && !SAMPLE_TYPES[args.provider].includes(args.type)) {
-    console.warn(`note: ${args.type} has no tailored sample; sending the generic shape with that type`);
+    warn(`note: ${args.type} has no tailored sample; sending the generic shape with that type`);
   }
-  const secret = args.secret ?? localSecrets(args.provider)[0] ?? '';
+  const secret = args.secret ?? localSecrets(args.provider, options.env)[0] ?? '';
   const delivery = sampleDelivery(args.provider, {
     ...(args.type ? { type: args.type } : {}),
     ...(args.eventId ? { eventId: args.eventId } : {}),
     ...(args.objectId ? { objectId: args.objectId } : {}),
     secret,
   });
-  console.log(`${args.provider}: ${delivery.summary}`);
-  console.log(`POST ${url}`);
+  log(`${args.provider}: ${delivery.summary}`);
+  log(`POST ${url}`);
 
-  const post = async (label: string) => {
+  const post = async (label: string): Promise<DeliveryResult> => {
     const started = Date.now();
     try {
       const response = await fetch(url, { method: 'POST', headers: delivery.headers, body: delivery.body });
       const text = await response.text();
       let outcome = text;
+      let parsed: { outcome?: string; key?: string; deliveries?: number; reason?: string } = {};
       try {
-        const parsed = JSON.parse(text) as {
-          outcome?: string;
-          key?: string;
-          deliveries?: number;
-          reason?: string;
-        };
+        parsed = JSON.parse(text) as typeof parsed;
         outcome = [
           parsed.outcome,
           parsed.reason,
@@ -135,53 +184,111 @@ async function main(): Promise<void> {
       } catch {
         // not JSON: print as is
       }
-      console.log(`  ${label.padEnd(8)} ${response.status}  ${outcome}  (${Date.now() - started} ms)`);
-      return response.status;
+      const ms = Date.now() - started;
+      log(`  ${label.padEnd(8)} ${response.status}  ${outcome}  (${ms} ms)`);
+      return {
+        label,
+        status: response.status,
+        ...(parsed.outcome === undefined ? {} : { outcome: parsed.outcome }),
+        ...(parsed.reason === undefined ? {} : { reason: parsed.reason }),
+        ...(parsed.key === undefined ? {} : { key: parsed.key }),
+        ...(parsed.deliveries === undefined ? {} : { deliveries: parsed.deliveries }),
+        ms,
+      };
     } catch (error) {
-      console.log(`  ${label.padEnd(8)} failed: ${(error as Error).message}`);
-      return 0;
+      log(`  ${label.padEnd(8)} failed: ${(error as Error).message}`);
+      return { label, status: 0, error: (error as Error).message, ms: Date.now() - started };
     }
   };
 
-  const statuses: number[] = [];
+  const results: DeliveryResult[] = [];
   for (let round = 1; round <= args.dup; round++) {
     const batch = await Promise.all(
       Array.from({ length: args.concurrent }, (_, i) =>
         post(args.concurrent > 1 ? `#${round}.${i + 1}` : `#${round}`),
       ),
     );
-    statuses.push(...batch);
+    results.push(...batch);
   }
 
+  let effects: SendReport['effects'];
   const effectsUrl = outputs?.LocalEffectsUrl;
   if (effectsUrl && !args.url) {
     // Give the processor a moment (its poller batches for up to a second), then show the effects.
     await new Promise((r) => setTimeout(r, 2_500));
     try {
-      const effects = (await (await fetch(effectsUrl)).json()) as Array<{
+      const all = (await (await fetch(effectsUrl)).json()) as Array<{
         service: string;
         replay: boolean;
         idempotencyKey?: string;
         body: unknown;
       }>;
-      const mine = effects.filter((e) =>
+      const mine = all.filter((e) =>
         JSON.stringify(e.body).includes(delivery.summary.split(' about ').at(-1) ?? '\u0000'),
       );
-      console.log(
+      log(
         mine.length > 0
           ? `effects at ${effectsUrl}: ${mine.length} for this event`
           : `effects at ${effectsUrl}: none for this event (only a payment's first success posts to the ledger and mailer)`,
       );
       for (const e of mine)
-        console.log(`  ${e.service.padEnd(7)} ${e.replay ? 'replay' : 'applied'}  ${e.idempotencyKey ?? ''}`);
+        log(`  ${e.service.padEnd(7)} ${e.replay ? 'replay' : 'applied'}  ${e.idempotencyKey ?? ''}`);
+      effects = {
+        url: effectsUrl,
+        entries: mine.map((e) => ({
+          service: e.service,
+          replay: e.replay,
+          ...(e.idempotencyKey === undefined ? {} : { idempotencyKey: e.idempotencyKey }),
+        })),
+      };
     } catch {
-      console.log(`(could not read ${effectsUrl})`);
+      log(`(could not read ${effectsUrl})`);
     }
   }
-  process.exit(statuses.every((s) => s >= 200 && s < 300) ? 0 : 1);
+  return {
+    provider: args.provider,
+    summary: delivery.summary,
+    url,
+    deliveries: results,
+    ...(effects ? { effects } : {}),
+    ok: results.every((r) => r.status >= 200 && r.status < 300),
+  };
 }
 
-main().catch((error) => {
-  console.error(String((error as Error)?.stack ?? error));
-  process.exit(1);
-});
+function fail(message: string): never {
+  console.error(`${message}\n\n${sendUsage()}`);
+  process.exit(2);
+}
+
+async function main(): Promise<void> {
+  let parsed: ParsedSendArgs;
+  try {
+    parsed = parseSendArgs(process.argv.slice(2));
+  } catch (error) {
+    if (error instanceof SendUsageError) fail(error.message);
+    throw error;
+  }
+  if (parsed.help) {
+    console.log(sendUsage());
+    process.exit(0);
+  }
+  try {
+    const report = await sendSample(parsed.args, {
+      outputs: readLocalOutputs(),
+      log: (line) => console.log(line),
+      warn: (line) => console.warn(line),
+    });
+    process.exit(report.ok ? 0 : 1);
+  } catch (error) {
+    if (error instanceof SendUsageError) fail(error.message);
+    throw error;
+  }
+}
+
+// Run as a script (`npm run send`), not when imported by the CLI.
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((error) => {
+    console.error(String((error as Error)?.stack ?? error));
+    process.exit(1);
+  });
+}

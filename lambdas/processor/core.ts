@@ -245,6 +245,16 @@ async function applyEvent(
     lastCompletedStep === undefined || lastCompletedStep === 'state'
       ? 0
       : effects.indexOf(lastCompletedStep) + 1;
+  if (start >= effects.length) {
+    // Every step is already done but the claim is not DONE (a forced replay set it back): finish it.
+    await deps.claims.markStep(
+      event.key,
+      lease.token,
+      { step: lastCompletedStep ?? 'state', done: outcome, ...archived },
+      clock(),
+    );
+    return outcome;
+  }
   for (let index = start; index < effects.length; index++) {
     const name = effects[index] ?? '';
     const effect = handler.effects?.[name];

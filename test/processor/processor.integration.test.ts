@@ -4,6 +4,7 @@
  * Events enter through the real receiver core, signed with the providers' official libraries.
  */
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processMessage } from '../../lambdas/processor/core';
@@ -241,6 +242,32 @@ describe('processor: crashes and retries', () => {
       status: ClaimStatus.Done,
       deliveries: 2,
     });
+  });
+
+  it('finishes, without repeating any step, an event set back from DONE whose markers are all done', async () => {
+    h = await createPipelineHarness();
+    const accepted = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_setback' }));
+    const body = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+    await h.drainQueue();
+    const row = await h.row('payments', paymentRowKey('platform', 'pi_setback'));
+    await h.receiver.doc.send(
+      new UpdateCommand({
+        TableName: h.receiver.tableName,
+        Key: { pk: accepted.key },
+        UpdateExpression: 'SET #status = :enqueued',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':enqueued': ClaimStatus.Enqueued },
+      }),
+    );
+    await h.receiver.sqs.send(new SendMessageCommand({ QueueUrl: h.receiver.queueUrl, MessageBody: body }));
+    await h.drainQueue();
+    expect(await h.receiver.claim(accepted.key ?? '')).toMatchObject({
+      status: ClaimStatus.Done,
+      lastCompletedStep: 'receipt',
+    });
+    expect(await h.row('payments', paymentRowKey('platform', 'pi_setback'))).toEqual(row);
+    expect(ledgerCalls()).toHaveLength(1);
+    expect(receipts()).toHaveLength(1);
   });
 
   it('completes an event with no registered handler as unhandled instead of failing it', async () => {

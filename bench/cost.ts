@@ -1,0 +1,172 @@
+/**
+ * Cost per million events in AWS from what the bench measured: request counts from the design,
+ * Lambda durations measured in-process at the configured memory, DynamoDB units from the capacity
+ * meter, SQS requests from the configured batching. Pure: the smoke test runs it on its own figures.
+ */
+import { PRICES, PRICES_AS_OF, PRICES_REGION } from './prices';
+import { round3 } from './stats';
+
+export interface PipelineCostInputs {
+  /** Mean billed receiver duration (ms, rounded up per invocation). */
+  readonly receiverNewMs: number;
+  readonly receiverDuplicateMs: number;
+  /** Mean billed processor duration per batch and the records per measured batch. */
+  readonly processorBatchMs: number;
+  readonly processorBatchRecords: number;
+  readonly receiverNewUnits: { readonly write: number; readonly read: number };
+  readonly receiverDuplicateUnits: { readonly write: number; readonly read: number };
+  readonly processorUnits: { readonly write: number; readonly read: number };
+  /** Bytes logged (JSON lines + EMF) per new event, per duplicate. */
+  readonly logBytesNew?: number;
+  readonly logBytesDuplicate?: number;
+  /** The processor's payload archive: S3 PUTs per event and object size (0 when it archives nothing). */
+  readonly archivePutsPerEvent?: number;
+  readonly archiveObjectBytes?: number;
+}
+
+export interface CostConfig {
+  readonly receiverMemoryMb: number;
+  readonly processorMemoryMb: number;
+  /** The event source mapping's batch size (processor invocations and SQS receives per message). */
+  readonly batchSize: number;
+  /** Share of deliveries that are duplicates, for the blended figure. */
+  readonly duplicateShare: number;
+  /** How long archived payloads are kept (the bucket's lifecycle rule). */
+  readonly archiveRetentionDays: number;
+}
+
+export interface CostLines {
+  readonly apiGateway: number;
+  readonly lambdaReceiver: number;
+  readonly lambdaProcessor: number;
+  readonly dynamoDb: number;
+  readonly sqs: number;
+  /** The four services the issue names. */
+  readonly total: number;
+  /** The processor's payload archive: S3 PUTs and storage for the retention period. */
+  readonly s3Archive: number;
+  /** CloudWatch Logs ingestion of what the functions log. */
+  readonly cloudWatchLogs: number;
+  /** Everything above: what the deployed stack costs per million. */
+  readonly totalDeployed: number;
+}
+
+export interface PipelineCost {
+  /** One million new events, each delivered once. */
+  readonly newEvents: CostLines;
+  /** One million duplicate deliveries (answered 200, nothing queued). */
+  readonly duplicates: CostLines;
+  /** One million events plus `duplicateShare` x one million duplicate deliveries. */
+  readonly withDuplicates: CostLines;
+}
+
+export interface CostResult {
+  readonly currency: 'USD';
+  readonly region: string;
+  readonly pricesAsOf: string;
+  readonly ours: PipelineCost;
+  readonly powertools: PipelineCost;
+  readonly assumptions: readonly string[];
+}
+
+const MILLION = 1e6;
+const GB = 1024 ** 3;
+/** S3 bills storage per GB-month; a month is taken as 30 days. */
+const DAYS_PER_MONTH = 30;
+const money = (usd: number): number => Math.round(usd * 10_000) / 10_000;
+
+function lines(parts: Omit<CostLines, 'total' | 'totalDeployed'>): CostLines {
+  const total = parts.apiGateway + parts.lambdaReceiver + parts.lambdaProcessor + parts.dynamoDb + parts.sqs;
+  return {
+    apiGateway: money(parts.apiGateway),
+    lambdaReceiver: money(parts.lambdaReceiver),
+    lambdaProcessor: money(parts.lambdaProcessor),
+    dynamoDb: money(parts.dynamoDb),
+    sqs: money(parts.sqs),
+    total: money(total),
+    s3Archive: money(parts.s3Archive),
+    cloudWatchLogs: money(parts.cloudWatchLogs),
+    totalDeployed: money(total + parts.s3Archive + parts.cloudWatchLogs),
+  };
+}
+
+function add(a: CostLines, b: CostLines, weight: number): CostLines {
+  return lines({
+    apiGateway: a.apiGateway + weight * b.apiGateway,
+    lambdaReceiver: a.lambdaReceiver + weight * b.lambdaReceiver,
+    lambdaProcessor: a.lambdaProcessor + weight * b.lambdaProcessor,
+    dynamoDb: a.dynamoDb + weight * b.dynamoDb,
+    sqs: a.sqs + weight * b.sqs,
+    s3Archive: a.s3Archive + weight * b.s3Archive,
+    cloudWatchLogs: a.cloudWatchLogs + weight * b.cloudWatchLogs,
+  });
+}
+
+const lambdaCost = (ms: number, memoryMb: number): number =>
+  (ms / 1000) * (memoryMb / 1024) * PRICES.lambdaArmGbSecond.usd;
+const dynamoCost = (units: { write: number; read: number }): number =>
+  units.write * PRICES.dynamoDbWriteRequestUnit.usd + units.read * PRICES.dynamoDbReadRequestUnit.usd;
+
+/** SQS requests per event: one SendMessage, and one ReceiveMessage + one DeleteMessageBatch per batch. */
+export const sqsRequestsPerEvent = (batchSize: number): number => 1 + 2 / batchSize;
+
+export function pipelineCost(inputs: PipelineCostInputs, config: CostConfig): PipelineCost {
+  const processorMsPerEvent = inputs.processorBatchMs / inputs.processorBatchRecords;
+  const newEvents = lines({
+    apiGateway: MILLION * PRICES.apiGatewayHttpRequest.usd,
+    lambdaReceiver:
+      MILLION * (PRICES.lambdaRequest.usd + lambdaCost(inputs.receiverNewMs, config.receiverMemoryMb)),
+    lambdaProcessor:
+      MILLION *
+      (PRICES.lambdaRequest.usd / config.batchSize +
+        lambdaCost(processorMsPerEvent, config.processorMemoryMb)),
+    dynamoDb: MILLION * (dynamoCost(inputs.receiverNewUnits) + dynamoCost(inputs.processorUnits)),
+    sqs: MILLION * sqsRequestsPerEvent(config.batchSize) * PRICES.sqsStandardRequest.usd,
+    s3Archive:
+      MILLION * (inputs.archivePutsPerEvent ?? 0) * PRICES.s3PutRequest.usd +
+      ((MILLION * (inputs.archiveObjectBytes ?? 0)) / GB) *
+        (config.archiveRetentionDays / DAYS_PER_MONTH) *
+        PRICES.s3StandardGbMonth.usd,
+    cloudWatchLogs: ((MILLION * (inputs.logBytesNew ?? 0)) / GB) * PRICES.cloudWatchLogsIngestedGb.usd,
+  });
+  const duplicates = lines({
+    apiGateway: MILLION * PRICES.apiGatewayHttpRequest.usd,
+    lambdaReceiver:
+      MILLION * (PRICES.lambdaRequest.usd + lambdaCost(inputs.receiverDuplicateMs, config.receiverMemoryMb)),
+    lambdaProcessor: 0,
+    dynamoDb: MILLION * dynamoCost(inputs.receiverDuplicateUnits),
+    sqs: 0,
+    s3Archive: 0,
+    cloudWatchLogs: ((MILLION * (inputs.logBytesDuplicate ?? 0)) / GB) * PRICES.cloudWatchLogsIngestedGb.usd,
+  });
+  return { newEvents, duplicates, withDuplicates: add(newEvents, duplicates, config.duplicateShare) };
+}
+
+export function costAssumptions(config: CostConfig): string[] {
+  return [
+    `${PRICES_REGION} list prices as of ${PRICES_AS_OF} (bench/prices.ts), first volume tier, no free tier, USD`,
+    `Lambda arm64; receiver ${config.receiverMemoryMb} MB, processor ${config.processorMemoryMb} MB (from the synthesized template); durations measured in-process on this machine against DynamoDB Local and the SQS emulator, rounded up to 1 ms per invocation: Lambda's CPU share at this memory and real DynamoDB/SQS latencies differ`,
+    `processor: one invocation per full batch of ${config.batchSize}; its duration per event is the measured batch duration divided by its records; at low traffic the 1 s batching window gathers smaller batches (more invocations)`,
+    `SQS: ${round3(sqsRequestsPerEvent(config.batchSize))} requests per event = 1 SendMessage + (1 ReceiveMessage + 1 DeleteMessageBatch) / ${config.batchSize}; messages are < 64 KB (one request each); the event source mapping's idle long polls are a fixed monthly cost, not per event`,
+    'DynamoDB on demand: write/read request units per event from the capacity meter (failed conditional writes and transactions modelled as AWS bills them, see bench/capacity.ts); storage and TTL deletes (free) not included',
+    'API Gateway HTTP API: one request per delivery (bodies < 512 KB); data transfer out (small JSON answers) not included',
+    `S3 payload archive (ours, as deployed): the measured PUTs per event and object size, kept ${config.archiveRetentionDays} days (the bucket's lifecycle rule) in S3 Standard; the Powertools variant archives nothing`,
+    'CloudWatch Logs: bytes our code writes per delivery/message at INFO with EMF metrics on (the Powertools variant is assumed to log as much); Lambda platform lines (START/END/REPORT) and custom-metric charges not included',
+    '"total" is the four services the issue names; "deployed" adds the archive and the logs',
+    `blended figure: one million events plus ${config.duplicateShare} x one million duplicate deliveries`,
+  ];
+}
+
+export function costPerMillion(
+  inputs: { readonly ours: PipelineCostInputs; readonly powertools: PipelineCostInputs },
+  config: CostConfig,
+): CostResult {
+  return {
+    currency: 'USD',
+    region: PRICES_REGION,
+    pricesAsOf: PRICES_AS_OF,
+    ours: pipelineCost(inputs.ours, config),
+    powertools: pipelineCost(inputs.powertools, config),
+    assumptions: costAssumptions(config),
+  };
+}

@@ -1,0 +1,99 @@
+/**
+ * Reading the payload archive (layout: lambdas/shared/archive-layout.ts). An object is the queue
+ * message plus `archivedAt`, so replaying it is sending it back without that field.
+ */
+import { GetObjectCommand, ListObjectsV2Command, NoSuchKey } from '@aws-sdk/client-s3';
+import type { ArchivedEvent } from '../lambdas/processor/archive';
+import type { ProviderId } from '../lambdas/providers/types';
+import type { EventMessage } from '../lambdas/queue/event-message';
+import { archiveDayPrefix } from '../lambdas/shared/archive-layout';
+import { CliError, describeAwsError } from './errors';
+import { aws, type StackContext } from './stack';
+
+const DAY_MS = 86_400_000;
+
+/** `s3://bucket/key`, for people and for `aws s3 cp`. */
+export function archiveUri(bucket: string, key: string): string {
+  return `s3://${bucket}/${key}`;
+}
+
+/**
+ * The UTC days (`yyyy-mm-dd`) a half-open range [from, to) touches: the day of `from` through the
+ * day of the last millisecond before `to`.
+ */
+export function utcDays(from: Date, to: Date): string[] {
+  if (!(from.getTime() < to.getTime())) return [];
+  const days: string[] = [];
+  const last = Math.floor((to.getTime() - 1) / DAY_MS);
+  for (let day = Math.floor(from.getTime() / DAY_MS); day <= last; day++)
+    days.push(new Date(day * DAY_MS).toISOString().slice(0, 10));
+  return days;
+}
+
+/** Every prefix to list for a range: one per provider and day (`events/stripe/2026-12-02/`). */
+export function rangePrefixes(providers: readonly ProviderId[], from: Date, to: Date): string[] {
+  const days = utcDays(from, to);
+  return providers.flatMap((provider) => days.map((day) => archiveDayPrefix(provider, day)));
+}
+
+/** Whether an archived event's `receivedAt` falls in [from, to). */
+export function receivedInRange(event: Pick<EventMessage, 'receivedAt'>, from: Date, to: Date): boolean {
+  const at = Date.parse(event.receivedAt);
+  return !Number.isNaN(at) && at >= from.getTime() && at < to.getTime();
+}
+
+/** The queue message an archived object holds: the object without `archivedAt`. */
+export function queueMessageOf(archived: ArchivedEvent): EventMessage {
+  const { archivedAt: _archivedAt, ...message } = archived;
+  return message;
+}
+
+export async function listArchiveKeys(stack: StackContext, prefix: string): Promise<string[]> {
+  const bucket = stack.output('ArchiveBucketName');
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await aws(stack, `ListObjectsV2 on s3://${bucket}/${prefix}`, () =>
+      stack.s3.send(
+        new ListObjectsV2Command({
+          Bucket: bucket,
+          Prefix: prefix,
+          ...(token ? { ContinuationToken: token } : {}),
+        }),
+      ),
+    );
+    for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key);
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return keys;
+}
+
+/** The archived event at `key`; a CliError when it is missing or not an archived event. */
+export async function readArchivedEvent(stack: StackContext, key: string): Promise<ArchivedEvent> {
+  const bucket = stack.output('ArchiveBucketName');
+  let text: string;
+  try {
+    const object = await stack.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    text = (await object.Body?.transformToString('utf8')) ?? '';
+  } catch (error) {
+    if (error instanceof NoSuchKey || (error as Error).name === 'NoSuchKey')
+      throw new CliError(`no archive object ${archiveUri(bucket, key)} (expired by the lifecycle rule?)`);
+    throw describeAwsError(error, `${stack.label}: GetObject ${archiveUri(bucket, key)}`) ?? error;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new CliError(`${archiveUri(bucket, key)} is not JSON`);
+  }
+  const event = parsed as Partial<ArchivedEvent> | null;
+  if (
+    typeof event !== 'object' ||
+    event === null ||
+    event.v !== 1 ||
+    typeof event.key !== 'string' ||
+    typeof event.body !== 'string'
+  )
+    throw new CliError(`${archiveUri(bucket, key)} is not an archived event message`);
+  return event as ArchivedEvent;
+}

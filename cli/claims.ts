@@ -1,0 +1,180 @@
+/**
+ * Finding claims for an operator, and the one write the CLI makes to a claim (a forced replay).
+ *
+ * From provider + event id the key is not always known: it depends on the event type's key rule
+ * (Stripe `payment_intent.*` is `stripe:<account>:<pi>:<type>`), and the type is what we do not
+ * know yet. So: GetItem on the event-id rule's key first (one read), then a Scan filtered on
+ * provider and event id. The table has no index on eventId on purpose: a GSI would double the cost
+ * of every claim write on the hot path to speed up a rare operator lookup (docs/operations.md).
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PROVIDERS } from '../lambdas/providers';
+import type { ProviderId } from '../lambdas/providers/types';
+import { joinKey } from '../lambdas/shared/keys';
+import { type ClaimRecord, ClaimStatus } from '../lambdas/store/claim';
+import { describeAwsError } from './errors';
+import { aws, type StackContext } from './stack';
+
+/** The business tables a claim's `writtenRows` can name, and the stack output holding each one's name. */
+export const BUSINESS_TABLE_OUTPUTS = {
+  payments: 'PaymentsTableName',
+  orders: 'OrdersTableName',
+  resources: 'ResourcesTableName',
+} as const;
+export type BusinessTable = keyof typeof BUSINESS_TABLE_OUTPUTS;
+
+/** The account scope an event has when its payload names none (docs/rules.md, section 2). */
+export function defaultAccount(provider: ProviderId): string {
+  return provider === 'stripe' ? 'platform' : 'default';
+}
+
+export interface ClaimLookupPlan {
+  /** Tried first, with GetItem: the key the event-id rule gives. */
+  readonly key: string;
+  /** Then, if absent: a Scan with this filter. */
+  readonly scan: { readonly provider: ProviderId; readonly eventId: string };
+}
+
+export function claimLookupPlan(provider: ProviderId, eventId: string, account?: string): ClaimLookupPlan {
+  return {
+    key: joinKey([provider, account ?? defaultAccount(provider), eventId]),
+    scan: { provider, eventId },
+  };
+}
+
+const RULE_SHAPES = {
+  composite: '<provider>:<account>:<object id>:<event type>',
+  'business-object': '<provider>:<account>:<object kind>:<object id>',
+} as const;
+
+/** Why the event-id key may miss, for the output: the provider's other key rules. */
+export function keyRuleNote(provider: ProviderId): string {
+  const others = Object.entries(PROVIDERS[provider].defaults.keyRules.byEventType ?? {}).flatMap(
+    ([pattern, rule]) =>
+      rule.kind === 'event-id'
+        ? []
+        : [`${pattern} events by the ${rule.kind} rule (${RULE_SHAPES[rule.kind]})`],
+  );
+  return others.length > 0
+    ? `${provider} keys ${others.join(' and ')}, or the account differs (--account)`
+    : 'the account differs (--account), or PROVIDER_SETTINGS gives this event type another key rule';
+}
+
+/** `payments:stripe:platform:pi_1` -> `{ table: 'payments', pk: 'stripe:platform:pi_1' }`. */
+export function parseWrittenRow(ref: string): { table: BusinessTable; pk: string } | undefined {
+  const colon = ref.indexOf(':');
+  if (colon <= 0) return undefined;
+  const table = ref.slice(0, colon);
+  return Object.hasOwn(BUSINESS_TABLE_OUTPUTS, table)
+    ? { table: table as BusinessTable, pk: ref.slice(colon + 1) }
+    : undefined;
+}
+
+export interface ClaimLookup {
+  readonly method: 'get' | 'scan';
+  /** The key read with GetItem. */
+  readonly key: string;
+  /** Why a Scan was used. */
+  readonly reason?: string;
+  /** Items the Scan read (what it costs: every item is read, matching or not). */
+  readonly scannedCount?: number;
+  readonly pages?: number;
+  readonly claims: readonly ClaimRecord[];
+}
+
+export async function getClaim(stack: StackContext, key: string): Promise<ClaimRecord | undefined> {
+  const table = stack.output('ClaimsTableName');
+  const result = await aws(stack, `GetItem on ${table}`, () =>
+    stack.doc.send(new GetCommand({ TableName: table, Key: { pk: key }, ConsistentRead: true })),
+  );
+  return result.Item as ClaimRecord | undefined;
+}
+
+export async function findClaimByKey(stack: StackContext, key: string): Promise<ClaimLookup> {
+  const claim = await getClaim(stack, key);
+  return { method: 'get', key, claims: claim ? [claim] : [] };
+}
+
+export async function findClaimsByEvent(
+  stack: StackContext,
+  provider: ProviderId,
+  eventId: string,
+  account?: string,
+): Promise<ClaimLookup> {
+  const plan = claimLookupPlan(provider, eventId, account);
+  const direct = await getClaim(stack, plan.key);
+  if (direct) return { method: 'get', key: plan.key, claims: [direct] };
+
+  const table = stack.output('ClaimsTableName');
+  const claims: ClaimRecord[] = [];
+  let scannedCount = 0;
+  let pages = 0;
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await aws(stack, `Scan on ${table}`, () =>
+      stack.doc.send(
+        new ScanCommand({
+          TableName: table,
+          FilterExpression: '#provider = :provider AND #eventId = :eventId',
+          ExpressionAttributeNames: { '#provider': 'provider', '#eventId': 'eventId' },
+          ExpressionAttributeValues: { ':provider': plan.scan.provider, ':eventId': plan.scan.eventId },
+          ConsistentRead: true,
+          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+        }),
+      ),
+    );
+    pages += 1;
+    scannedCount += page.ScannedCount ?? 0;
+    claims.push(...((page.Items ?? []) as ClaimRecord[]));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  claims.sort((a, b) => a.firstSeenAt.localeCompare(b.firstSeenAt) || a.pk.localeCompare(b.pk));
+  return {
+    method: 'scan',
+    key: plan.key,
+    reason: `no claim at ${plan.key} (the event-id rule's key); ${keyRuleNote(provider)}`,
+    scannedCount,
+    pages,
+    claims,
+  };
+}
+
+export async function getBusinessRow(
+  stack: StackContext,
+  table: BusinessTable,
+  pk: string,
+): Promise<Record<string, unknown> | undefined> {
+  const name = stack.output(BUSINESS_TABLE_OUTPUTS[table]);
+  const result = await aws(stack, `GetItem on ${name}`, () =>
+    stack.doc.send(new GetCommand({ TableName: name, Key: { pk }, ConsistentRead: true })),
+  );
+  return result.Item;
+}
+
+/**
+ * For a forced replay: DONE -> ENQUEUED, so the processor takes the claim again, and without the
+ * step marker, so it plans again instead of skipping every step as done (and, finding nothing left
+ * to run, never marking the claim DONE). Planning again is what makes the replay harmless: the
+ * rows already carry this event's order, the stale-order guard plans `stale`, no effect runs.
+ * Nothing else is touched. False when the claim was no longer DONE.
+ */
+export async function reopenDoneClaim(stack: StackContext, key: string): Promise<boolean> {
+  const table = stack.output('ClaimsTableName');
+  try {
+    await stack.doc.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: { pk: key },
+        UpdateExpression: 'SET #status = :enqueued REMOVE lastCompletedStep',
+        ConditionExpression: '#status = :done',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':enqueued': ClaimStatus.Enqueued, ':done': ClaimStatus.Done },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw describeAwsError(error, `${stack.label}: UpdateItem on ${table}`) ?? error;
+  }
+}

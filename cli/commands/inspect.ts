@@ -1,0 +1,312 @@
+/**
+ * `webhooks inspect <provider> <event-id>` / `--key <key>`: everything about one event's claim, so
+ * "was I charged twice?" is one command: how many deliveries one claim absorbed, how far processing
+ * got, which business rows it wrote (read back from their tables), and where its payload is archived.
+ */
+import { PROVIDERS } from '../../lambdas/providers';
+import type { ProviderId } from '../../lambdas/providers/types';
+import type { ClaimRecord } from '../../lambdas/store/claim';
+import { archiveUri } from '../archive';
+import {
+  expectPositionals,
+  GLOBAL_OPTIONS_HELP,
+  type ParsedArgs,
+  parseCommandArgs,
+  providerArgument,
+  stringOption,
+} from '../args';
+import {
+  type BusinessTable,
+  type ClaimLookup,
+  findClaimByKey,
+  findClaimsByEvent,
+  getBusinessRow,
+  parseWrittenRow,
+} from '../claims';
+import { type Command, type CommandIO, output } from '../command';
+import { ClaimNotFoundError, UsageError } from '../errors';
+import { plural, timeWithDistance } from '../format';
+import { openStack, type StackContext } from '../stack';
+import { formatFields, formatTable, indent } from '../table';
+
+const NAME = 'inspect';
+
+const HELP = `usage: webhooks inspect <provider> <event-id> [--account ID]
+       webhooks inspect --key <key>
+
+Shows an event's claim: status, deliveries (how many times it was delivered, all absorbed by
+one claim), first and last seen, the processor's step marker, the lease, the TTL, the business
+rows it wrote (read back from their tables) and the archived payload's location.
+
+From an event id, the claim is looked up by the event-id rule's key
+<provider>:<account>:<event-id> first; if there is none (Stripe payment_intent.* events are
+keyed by payment intent and type), the claims table is scanned for the provider and event id.
+
+options
+  --key KEY      the idempotency key, as the receiver answered it or as the logs show it
+  --account ID   account scope of the event-id key (default: platform for stripe, else default)
+${GLOBAL_OPTIONS_HELP}
+
+exit status: 0 found, 1 no claim, 2 usage`;
+
+export interface RowView {
+  readonly table: string;
+  readonly pk: string;
+  readonly found: boolean;
+  readonly item: Record<string, unknown> | null;
+}
+
+export interface ClaimView {
+  readonly key: string;
+  readonly provider: string;
+  readonly account: string;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly objectId: string | null;
+  readonly status: string;
+  readonly outcome: string | null;
+  readonly deliveries: number;
+  readonly processingAttempts: number;
+  readonly firstSeenAt: string;
+  readonly lastSeenAt: string;
+  readonly step: string | null;
+  readonly plannedEffects: readonly string[];
+  readonly lease: {
+    readonly owner: string | null;
+    readonly token: string | null;
+    readonly expiresAt: string | null;
+    readonly live: boolean;
+  } | null;
+  readonly ttl: { readonly expiresAt: number; readonly at: string; readonly expired: boolean };
+  readonly lastError: string | null;
+  readonly archive: { readonly bucket: string; readonly key: string; readonly uri: string } | null;
+  readonly rows: readonly RowView[];
+  /** The claim item as stored. */
+  readonly item: ClaimRecord;
+}
+
+export interface InspectResult {
+  readonly stack: string;
+  readonly query: InspectQuery;
+  readonly lookup: Omit<ClaimLookup, 'claims'>;
+  readonly claims: readonly ClaimView[];
+}
+
+async function rowsOf(stack: StackContext, claim: ClaimRecord): Promise<RowView[]> {
+  const rows: RowView[] = [];
+  for (const ref of claim.writtenRows ?? []) {
+    const parsed = parseWrittenRow(ref);
+    if (!parsed) {
+      rows.push({ table: ref, pk: '', found: false, item: null });
+      continue;
+    }
+    const item = await getBusinessRow(stack, parsed.table as BusinessTable, parsed.pk);
+    rows.push({ table: parsed.table, pk: parsed.pk, found: item !== undefined, item: item ?? null });
+  }
+  return rows;
+}
+
+export async function viewClaim(stack: StackContext, claim: ClaimRecord, nowMs: number): Promise<ClaimView> {
+  const bucket = stack.outputs.ArchiveBucketName;
+  const leaseAt = typeof claim.leaseExpiresAt === 'number' ? claim.leaseExpiresAt : undefined;
+  return {
+    key: claim.pk,
+    provider: claim.provider,
+    account: claim.account,
+    eventId: claim.eventId,
+    eventType: claim.eventType,
+    objectId: claim.objectId ?? null,
+    status: claim.status,
+    outcome: claim.outcome ?? null,
+    deliveries: Number(claim.deliveries ?? 0),
+    processingAttempts: Number(claim.processingAttempts ?? 0),
+    firstSeenAt: claim.firstSeenAt,
+    lastSeenAt: claim.lastSeenAt,
+    step: claim.lastCompletedStep ?? null,
+    plannedEffects: claim.plannedEffects ?? [],
+    lease:
+      claim.leaseToken === undefined && leaseAt === undefined
+        ? null
+        : {
+            owner: claim.leaseOwner ?? null,
+            token: claim.leaseToken ?? null,
+            expiresAt: leaseAt === undefined ? null : new Date(leaseAt).toISOString(),
+            live: leaseAt !== undefined && leaseAt > nowMs,
+          },
+    ttl: {
+      expiresAt: claim.expiresAt,
+      at: new Date(claim.expiresAt * 1000).toISOString(),
+      expired: claim.expiresAt * 1000 <= nowMs,
+    },
+    lastError: claim.lastError ?? null,
+    archive:
+      claim.archiveKey === undefined
+        ? null
+        : {
+            bucket: bucket ?? '',
+            key: claim.archiveKey,
+            uri: archiveUri(bucket ?? '<ArchiveBucketName>', claim.archiveKey),
+          },
+    rows: await rowsOf(stack, claim),
+    item: claim,
+  };
+}
+
+/** One sentence answering "was it claimed once or twice?". */
+export function verdict(claims: readonly Pick<ClaimView, 'deliveries' | 'key'>[]): string {
+  if (claims.length > 1)
+    return `${claims.length} claims match: this event was claimed ${claims.length} times, under different keys (${claims.map((c) => c.key).join(', ')})`;
+  const deliveries = claims[0]?.deliveries ?? 0;
+  if (deliveries <= 1) return 'claimed once, from 1 delivery';
+  return `claimed once: ${deliveries} deliveries of one key, ${plural(deliveries - 1, 'duplicate')} absorbed by the claim`;
+}
+
+function describeLookup(lookup: Omit<ClaimLookup, 'claims'>, found: number): string {
+  if (lookup.method === 'get') return `lookup: GetItem ${lookup.key}: found`;
+  return [
+    `lookup: GetItem ${lookup.key}: no claim; scanned the claims table instead (${plural(lookup.scannedCount ?? 0, 'item')} read in ${plural(lookup.pages ?? 0, 'page')}, ${plural(found, 'match', 'matches')})`,
+    `  why: ${lookup.reason ?? ''}`,
+  ].join('\n');
+}
+
+const rowStatus = (item: Record<string, unknown> | null) =>
+  item === null ? '(missing)' : ((item.status ?? item.financialStatus ?? item.headSha) as string | undefined);
+
+function claimText(view: ClaimView, nowMs: number): string {
+  const outcome = view.outcome ? ` (${view.outcome})` : '';
+  const lease = view.lease
+    ? `${view.lease.owner ?? '?'}${view.lease.expiresAt ? `, until ${timeWithDistance(Date.parse(view.lease.expiresAt), nowMs)}` : ''}${view.lease.live ? '' : ', ended'}`
+    : 'none';
+  const fields = formatFields([
+    ['status', `${view.status}${outcome}`],
+    ['deliveries', view.deliveries],
+    ['event', `${view.provider} ${view.eventType} ${view.eventId}`],
+    ['account', view.account],
+    ['object', view.objectId],
+    ['first seen', view.firstSeenAt],
+    ['last seen', view.lastSeenAt],
+    [
+      'step',
+      view.step === null
+        ? 'none yet'
+        : `${view.step}${view.plannedEffects.length ? ` (planned effects: ${view.plannedEffects.join(', ')})` : ''}`,
+    ],
+    ['attempts', view.processingAttempts],
+    ['lease', lease],
+    ['ttl', `${timeWithDistance(view.ttl.expiresAt * 1000, nowMs)}${view.ttl.expired ? ' EXPIRED' : ''}`],
+    ['last error', view.lastError],
+    ['archive', view.archive?.uri ?? null],
+  ]);
+  const rows =
+    view.rows.length === 0
+      ? 'rows: none written'
+      : `rows:\n${indent(
+          formatTable(
+            [
+              { header: 'table', value: (r: RowView) => r.table },
+              { header: 'pk', value: (r: RowView) => r.pk },
+              { header: 'status', value: (r: RowView) => rowStatus(r.item) },
+              { header: 'amount', value: (r: RowView) => (r.item?.amount ?? r.item?.totalPrice) as number },
+              { header: 'currency', value: (r: RowView) => r.item?.currency as string },
+              { header: 'last event', value: (r: RowView) => r.item?.lastEventId as string },
+              {
+                header: 'event time',
+                value: (r: RowView) =>
+                  typeof r.item?.lastEventCreated === 'number'
+                    ? new Date(r.item.lastEventCreated * 1000).toISOString()
+                    : undefined,
+              },
+            ],
+            view.rows,
+          ),
+        )}`;
+  return `claim ${view.key}\n${indent(fields)}\n${indent(rows)}`;
+}
+
+export function inspectText(result: InspectResult, nowMs: number): string {
+  return [
+    describeLookup(result.lookup, result.claims.length),
+    `verdict: ${verdict(result.claims)}`,
+    ...result.claims.map((claim) => claimText(claim, nowMs)),
+  ].join('\n\n');
+}
+
+type InspectQuery =
+  | { readonly kind: 'key'; readonly key: string }
+  | {
+      readonly kind: 'event';
+      readonly provider: ProviderId;
+      readonly eventId: string;
+      readonly account?: string;
+    };
+
+function query(args: ParsedArgs): InspectQuery {
+  const key = stringOption(args, 'key');
+  const account = stringOption(args, 'account');
+  if (key !== undefined) {
+    if (args.positionals.length > 0 || account !== undefined)
+      throw new UsageError('--key names the claim by itself: give no provider, event id or --account', NAME);
+    if (key.trim() === '') throw new UsageError('--key needs a key', NAME);
+    return { kind: 'key', key };
+  }
+  const provider = providerArgument(args.positionals[0], NAME);
+  const eventId = args.positionals[1];
+  if (!eventId) throw new UsageError('name the event id (or pass --key)', NAME);
+  expectPositionals(args, 2, NAME);
+  return { kind: 'event', provider, eventId, ...(account === undefined ? {} : { account }) };
+}
+
+/**
+ * For providers with composite key rules: a later event id for the same object and type is a
+ * duplicate of the first, and only the first event id is on the claim. The key finds it.
+ */
+function composite(provider: ProviderId): string | undefined {
+  const patterns = Object.entries(PROVIDERS[provider].defaults.keyRules.byEventType ?? {})
+    .filter(([, rule]) => rule.kind === 'composite')
+    .map(([pattern]) => pattern);
+  return patterns.length === 0
+    ? undefined
+    : `a claim records the first event id of its key only: for ${patterns.join(', ')} events try --key ${provider}:<account>:<object id>:<event type>`;
+}
+
+export const inspectCommand: Command = {
+  name: NAME,
+  synopsis: {
+    usage: 'inspect <provider> <event-id> | --key <key>',
+    summary: 'was it claimed once or twice? the claim, the rows it wrote, its archive',
+  },
+  help: HELP,
+  async run(argv: readonly string[], io: CommandIO): Promise<number> {
+    const args = parseCommandArgs(argv, { key: { type: 'string' }, account: { type: 'string' } }, NAME);
+    if (args.help) {
+      io.print(HELP);
+      return 0;
+    }
+    const q = query(args);
+    const stack = await openStack({ stack: args.stack, env: io.env });
+    try {
+      const lookup =
+        q.kind === 'key'
+          ? await findClaimByKey(stack, q.key)
+          : await findClaimsByEvent(stack, q.provider, q.eventId, q.account);
+      if (lookup.claims.length === 0) {
+        const what = q.kind === 'key' ? `key ${q.key}` : `${q.provider} event ${q.eventId}`;
+        const how =
+          lookup.method === 'scan'
+            ? ` (no claim at ${lookup.key}; a scan of ${plural(lookup.scannedCount ?? 0, 'claim')} found none: never received, or its TTL ended)`
+            : ' (never received, or its TTL ended)';
+        const hint = q.kind === 'event' && composite(q.provider) ? `; ${composite(q.provider)}` : '';
+        throw new ClaimNotFoundError(`no claim for ${what}${how}${hint}`);
+      }
+      const nowMs = io.now();
+      const claims: ClaimView[] = [];
+      for (const claim of lookup.claims) claims.push(await viewClaim(stack, claim, nowMs));
+      const { claims: _claims, ...lookupInfo } = lookup;
+      const result: InspectResult = { stack: stack.name, query: q, lookup: lookupInfo, claims };
+      output(io, args.json, result, () => inspectText(result, nowMs));
+      return 0;
+    } finally {
+      stack.destroy();
+    }
+  },
+};

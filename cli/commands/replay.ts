@@ -1,0 +1,358 @@
+/**
+ * `webhooks replay`: sends archived events back through the processor, as the queue message the
+ * receiver first sent (the archived object without `archivedAt`). Events whose claim is DONE are
+ * skipped unless `--force`, which first reopens the claim (DONE -> ENQUEUED, step marker removed)
+ * so the processor plans the event again. That is harmless by design: business writes are absolute
+ * and guarded by the order of the event that last wrote the row, so the processor finds the row
+ * already written by this event, plans `stale`, and runs no effect (docs/operations.md).
+ */
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { ArchivedEvent } from '../../lambdas/processor/archive';
+import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types';
+import { ClaimStatus } from '../../lambdas/store/claim';
+import {
+  archiveUri,
+  listArchiveKeys,
+  queueMessageOf,
+  rangePrefixes,
+  readArchivedEvent,
+  receivedInRange,
+  utcDays,
+} from '../archive';
+import {
+  booleanOption,
+  expectPositionals,
+  GLOBAL_OPTIONS_HELP,
+  instantOption,
+  type ParsedArgs,
+  parseCommandArgs,
+  providerArgument,
+  stringOption,
+} from '../args';
+import { findClaimByKey, findClaimsByEvent, getClaim, reopenDoneClaim } from '../claims';
+import { type Command, type CommandIO, output } from '../command';
+import { ClaimNotFoundError, CliError, UsageError } from '../errors';
+import { plural } from '../format';
+import { progressBar } from '../progress';
+import { aws, openStack, type StackContext } from '../stack';
+import { formatTable } from '../table';
+
+const NAME = 'replay';
+/** A longer range is almost certainly a typo; it would list 5 prefixes a day. */
+const MAX_RANGE_DAYS = 400;
+
+const HELP = `usage: webhooks replay <provider> <event-id> [--account ID] [--force]
+       webhooks replay --key <key> [--force]
+       webhooks replay <provider|all> --from <ISO> --to <ISO> [--force]
+
+Re-drives archived events through the processor: reads the archived message from the archive
+bucket and sends it (without archivedAt) to the event queue.
+
+  - claim DONE: skipped, unless --force
+  - claim FAILED, RECEIVED, ENQUEUED, PROCESSING, or none (expired): sent; the processor takes a
+    FAILED claim again, creates a missing one, and absorbs a copy of one still in flight
+
+--force reopens a DONE claim first (conditional UpdateItem: status DONE -> ENQUEUED, step marker
+removed), so the processor plans the event again. Absolute writes and the stale-order guard make
+that harmless: it finds the rows already written by this event, plans "stale", runs no effect.
+
+A time range lists events/<provider>/<day>/ for every UTC day from --from to --to (for one
+provider, or all five) and replays the events whose receivedAt is in [--from, --to).
+
+options
+  --key KEY      the claim's idempotency key
+  --account ID   account scope of the event-id key (default: platform for stripe, else default)
+  --from ISO     start of a time range, inclusive (2026-12-02 or 2026-12-02T10:00:00Z; UTC)
+  --to ISO       end of the time range, exclusive
+  --force        replay events whose claim is DONE too (see above)
+${GLOBAL_OPTIONS_HELP}
+
+exit status: 0 every event sent or skipped, 1 a claim or archive object was missing, 2 usage`;
+
+export type ReplayAction = 'sent' | 'forced' | 'skipped' | 'failed';
+
+export interface ReplayEntry {
+  readonly key: string;
+  readonly provider: string | null;
+  readonly eventId: string | null;
+  readonly eventType: string | null;
+  readonly receivedAt: string | null;
+  readonly archive: string | null;
+  /** The claim's status before the replay; null when there was none. */
+  readonly claimStatus: string | null;
+  readonly action: ReplayAction;
+  readonly reason: string;
+  readonly messageId: string | null;
+}
+
+/** What a time range listed: day prefixes, archived objects, and those received in the range. */
+interface Scanned {
+  readonly prefixes: number;
+  readonly objects: number;
+  readonly inRange: number;
+}
+
+interface Candidate {
+  readonly key: string;
+  readonly archiveKey: string | undefined;
+  /** Already read (time range). */
+  readonly archived?: ArchivedEvent;
+}
+
+type ReplayQuery =
+  | {
+      readonly kind: 'event';
+      readonly provider: ProviderId;
+      readonly eventId: string;
+      readonly account?: string;
+    }
+  | { readonly kind: 'key'; readonly key: string }
+  | {
+      readonly kind: 'range';
+      readonly providers: readonly ProviderId[];
+      readonly from: Date;
+      readonly to: Date;
+    };
+
+export function replayQuery(args: ParsedArgs): ReplayQuery {
+  const key = stringOption(args, 'key');
+  const account = stringOption(args, 'account');
+  const from = instantOption(args, 'from', NAME);
+  const to = instantOption(args, 'to', NAME);
+  if (from !== undefined || to !== undefined) {
+    if (from === undefined || to === undefined)
+      throw new UsageError('a time range needs both --from and --to', NAME);
+    if (key !== undefined || account !== undefined)
+      throw new UsageError('a time range takes no --key or --account', NAME);
+    if (from.getTime() >= to.getTime()) throw new UsageError('--from must be before --to', NAME);
+    if (utcDays(from, to).length > MAX_RANGE_DAYS)
+      throw new UsageError(`a time range spans at most ${MAX_RANGE_DAYS} days`, NAME);
+    const which = args.positionals[0];
+    if (which === undefined) throw new UsageError('name a provider for the time range, or all', NAME);
+    expectPositionals(args, 1, NAME);
+    return {
+      kind: 'range',
+      providers: which === 'all' ? PROVIDER_IDS : [providerArgument(which, NAME)],
+      from,
+      to,
+    };
+  }
+  if (key !== undefined) {
+    if (args.positionals.length > 0 || account !== undefined)
+      throw new UsageError('--key names the claim by itself: give no provider, event id or --account', NAME);
+    return { kind: 'key', key };
+  }
+  const provider = providerArgument(args.positionals[0], NAME);
+  const eventId = args.positionals[1];
+  if (!eventId) throw new UsageError('name the event id (or pass --key, or --from and --to)', NAME);
+  expectPositionals(args, 2, NAME);
+  return { kind: 'event', provider, eventId, ...(account === undefined ? {} : { account }) };
+}
+
+async function candidatesFor(
+  stack: StackContext,
+  query: ReplayQuery,
+  io: CommandIO,
+  json: boolean,
+): Promise<{
+  candidates: Candidate[];
+  unreadable?: ReplayEntry[];
+  scanned?: Scanned;
+}> {
+  if (query.kind !== 'range') {
+    const lookup =
+      query.kind === 'key'
+        ? await findClaimByKey(stack, query.key)
+        : await findClaimsByEvent(stack, query.provider, query.eventId, query.account);
+    if (lookup.claims.length === 0) {
+      const what = query.kind === 'key' ? `key ${query.key}` : `${query.provider} event ${query.eventId}`;
+      throw new ClaimNotFoundError(
+        `no claim for ${what}: nothing says where its archive object is (replay a time range with --from and --to)`,
+      );
+    }
+    return { candidates: lookup.claims.map((claim) => ({ key: claim.pk, archiveKey: claim.archiveKey })) };
+  }
+  const prefixes = rangePrefixes(query.providers, query.from, query.to);
+  const keys: string[] = [];
+  for (const prefix of prefixes) keys.push(...(await listArchiveKeys(stack, prefix)));
+  const bar = progressBar({
+    label: 'reading',
+    stream: io.stderr,
+    enabled: !json || io.stderr.isTTY === true,
+  });
+  bar.update(0, keys.length);
+  const candidates: Candidate[] = [];
+  const unreadable: ReplayEntry[] = [];
+  for (const [index, objectKey] of keys.entries()) {
+    try {
+      const archived = await readArchivedEvent(stack, objectKey);
+      if (receivedInRange(archived, query.from, query.to))
+        candidates.push({ key: archived.key, archiveKey: objectKey, archived });
+    } catch (error) {
+      // One bad object (not JSON, expired between list and get) must not stop the others.
+      if (!(error instanceof CliError)) throw error;
+      unreadable.push({
+        key: objectKey,
+        provider: null,
+        eventId: null,
+        eventType: null,
+        receivedAt: null,
+        archive: archiveUri(stack.outputs.ArchiveBucketName ?? '<ArchiveBucketName>', objectKey),
+        claimStatus: null,
+        action: 'failed',
+        reason: error.message,
+        messageId: null,
+      });
+    }
+    bar.update(index + 1);
+  }
+  bar.finish();
+  return {
+    candidates,
+    unreadable,
+    scanned: { prefixes: prefixes.length, objects: keys.length, inRange: candidates.length },
+  };
+}
+
+async function replayOne(stack: StackContext, candidate: Candidate, force: boolean): Promise<ReplayEntry> {
+  const bucket = stack.outputs.ArchiveBucketName ?? '<ArchiveBucketName>';
+  const claim = await getClaim(stack, candidate.key);
+  const base = {
+    key: candidate.key,
+    provider: candidate.archived?.provider ?? claim?.provider ?? null,
+    eventId: candidate.archived?.eventId ?? claim?.eventId ?? null,
+    eventType: candidate.archived?.eventType ?? claim?.eventType ?? null,
+    receivedAt: candidate.archived?.receivedAt ?? null,
+    archive: candidate.archiveKey === undefined ? null : archiveUri(bucket, candidate.archiveKey),
+    claimStatus: claim?.status ?? null,
+    messageId: null,
+  };
+  if (candidate.archiveKey === undefined)
+    return {
+      ...base,
+      action: 'failed',
+      reason: 'the claim records no archive object (archiving off, or the processor never took the event)',
+    };
+  if (claim?.status === ClaimStatus.Done && !force)
+    return { ...base, action: 'skipped', reason: 'claim is DONE (pass --force to replay it anyway)' };
+
+  let archived: ArchivedEvent;
+  try {
+    archived = candidate.archived ?? (await readArchivedEvent(stack, candidate.archiveKey));
+  } catch (error) {
+    if (error instanceof CliError) return { ...base, action: 'failed', reason: error.message };
+    throw error;
+  }
+  const withEvent = {
+    ...base,
+    provider: archived.provider,
+    eventId: archived.eventId,
+    eventType: archived.eventType,
+    receivedAt: archived.receivedAt,
+  };
+  let action: ReplayAction = 'sent';
+  let reason =
+    claim === undefined ? 'no claim (expired): the processor creates one' : `claim was ${claim.status}`;
+  if (claim?.status === ClaimStatus.Done) {
+    if (!(await reopenDoneClaim(stack, candidate.key)))
+      return { ...withEvent, action: 'skipped', reason: 'the claim changed while replaying: run again' };
+    action = 'forced';
+    reason = 'claim reopened (DONE -> ENQUEUED); the stale-order guard keeps effects from running again';
+  }
+  const queueUrl = stack.output('EventQueueUrl');
+  const sent = await aws(stack, `SendMessage to ${queueUrl}`, () =>
+    stack.sqs.send(
+      new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(queueMessageOf(archived)) }),
+    ),
+  );
+  return { ...withEvent, action, reason, messageId: sent.MessageId ?? null };
+}
+
+export function summarize(entries: readonly Pick<ReplayEntry, 'action'>[]): Record<ReplayAction, number> {
+  const counts: Record<ReplayAction, number> = { sent: 0, forced: 0, skipped: 0, failed: 0 };
+  for (const entry of entries) counts[entry.action] += 1;
+  return counts;
+}
+
+function replayText(entries: readonly ReplayEntry[], scanned: Scanned | undefined): string {
+  const counts = summarize(entries);
+  const head = scanned
+    ? `listed ${plural(scanned.prefixes, 'day prefix', 'day prefixes')}: ${plural(scanned.objects, 'archived event')}, ${scanned.inRange} in range\n`
+    : '';
+  if (entries.length === 0) return `${head}nothing to replay`;
+  const table = formatTable(
+    [
+      { header: 'key', value: (e: ReplayEntry) => e.key },
+      { header: 'event id', value: (e: ReplayEntry) => e.eventId },
+      { header: 'claim', value: (e: ReplayEntry) => e.claimStatus ?? 'none' },
+      { header: 'action', value: (e: ReplayEntry) => e.action },
+      { header: 'why', value: (e: ReplayEntry) => e.reason },
+    ],
+    entries,
+  );
+  return `${head}${table}\n${counts.sent} sent, ${counts.forced} forced, ${counts.skipped} skipped, ${counts.failed} failed`;
+}
+
+export const replayCommand: Command = {
+  name: NAME,
+  synopsis: {
+    usage: 'replay <provider> <event-id> | --key <key> | <provider|all> --from <ISO> --to <ISO> [--force]',
+    summary: 're-drive archived events through the processor (DONE ones skipped unless --force)',
+  },
+  help: HELP,
+  async run(argv, io) {
+    const args = parseCommandArgs(
+      argv,
+      {
+        key: { type: 'string' },
+        account: { type: 'string' },
+        from: { type: 'string' },
+        to: { type: 'string' },
+        force: { type: 'boolean' },
+      },
+      NAME,
+    );
+    if (args.help) {
+      io.print(HELP);
+      return 0;
+    }
+    const query = replayQuery(args);
+    const force = booleanOption(args, 'force');
+    const stack = await openStack({ stack: args.stack, env: io.env });
+    try {
+      const { candidates, unreadable, scanned } = await candidatesFor(stack, query, io, args.json);
+      const entries: ReplayEntry[] = [...(unreadable ?? [])];
+      const bar = progressBar({
+        label: 'replaying',
+        stream: io.stderr,
+        enabled: query.kind === 'range' && (!args.json || io.stderr.isTTY === true),
+      });
+      bar.update(0, candidates.length);
+      for (const [index, candidate] of candidates.entries()) {
+        entries.push(await replayOne(stack, candidate, force));
+        bar.update(index + 1);
+      }
+      bar.finish();
+      const summary = summarize(entries);
+      output(
+        io,
+        args.json,
+        {
+          stack: stack.name,
+          query:
+            query.kind === 'range'
+              ? { ...query, from: query.from.toISOString(), to: query.to.toISOString() }
+              : query,
+          force,
+          ...(scanned ? { scanned } : {}),
+          results: entries,
+          summary,
+        },
+        () => replayText(entries, scanned),
+      );
+      return summary.failed > 0 ? 1 : 0;
+    } finally {
+      stack.destroy();
+    }
+  },
+};

@@ -1,0 +1,95 @@
+/**
+ * `npm run bench` with tiny counts: the in-process measurements (receiver latency against both
+ * baselines, capacity units, processor durations, log volume), the cost model and the report, run
+ * against the test suite's DynamoDB Local, SQS emulator and S3 server. Not the load through the local
+ * stack and not cdk synth (both are the full run's); this only proves the bench still measures what
+ * docs/performance.md reports.
+ */
+import { describe, expect, inject, it } from 'vitest';
+import { runInProcess } from '../../bench/inprocess';
+import { renderReport } from '../../bench/report';
+import { buildResults } from '../../bench/results';
+
+const finite = (value: unknown) => typeof value === 'number' && Number.isFinite(value);
+
+describe('the benchmark, smoke run', () => {
+  it('measures every in-process figure with finite numbers and at least one write unit per new event', async () => {
+    const inProcess = await runInProcess(
+      {
+        dynamoDbEndpoint: inject('dynamoDbEndpoint'),
+        sqsEndpoint: inject('sqsEndpoint'),
+        s3Endpoint: inject('s3Endpoint'),
+      },
+      { counts: { latency: 3, warmup: 1, capacity: 2, processor: 4, logs: 2 } },
+    );
+
+    const latency = inProcess.receiverLatencyMs;
+    for (const variant of [latency.ours, latency.bare, latency.bareOurIo, latency.powertools]) {
+      for (const kind of [variant.new, variant.duplicate]) {
+        expect(kind.n).toBe(3);
+        expect(finite(kind.p50) && finite(kind.p99)).toBe(true);
+      }
+    }
+    for (const ratios of Object.values(latency.ratios)) {
+      expect(Object.values(ratios).every(finite)).toBe(true);
+    }
+
+    const { capacity } = inProcess;
+    expect(capacity.ours.receiverNew.write).toBeGreaterThanOrEqual(1);
+    expect(capacity.bare.receiverNew.write).toBeGreaterThanOrEqual(1);
+    expect(capacity.ours.receiverDuplicate.write).toBeGreaterThanOrEqual(1);
+    expect(capacity.ours.pipelineNew?.write).toBeGreaterThan(capacity.ours.receiverNew.write);
+    expect(capacity.powertools.pipelineNew?.write).toBeGreaterThan(capacity.powertools.receiverNew.write);
+    expect(capacity.archive.enabled).toBe(true);
+    expect(capacity.archive.requestsPerEvent.PutObject).toBeGreaterThanOrEqual(1);
+
+    for (const processor of [inProcess.processorMs.ours, inProcess.processorMs.powertools]) {
+      expect(finite(processor.perMessage.p50) && finite(processor.billedMeanBatchMs)).toBe(true);
+    }
+    expect(inProcess.logBytes.receiverNew).toBeGreaterThan(0);
+
+    const results = buildResults({
+      command: 'smoke',
+      startedMs: Date.now(),
+      machine: {
+        cpuModel: 'test',
+        cpus: 1,
+        memoryGiB: 1,
+        platform: 'test',
+        node: process.version,
+        java: 'test',
+        packages: {},
+      },
+      settings: {
+        events: 0,
+        duplicates: 0.1,
+        concurrentShare: 0.5,
+        concurrency: 1,
+        latency: 3,
+        warmup: 1,
+        capacity: 2,
+        processor: 4,
+        logs: 2,
+        startupRuns: 0,
+        seed: 1,
+        quick: true,
+      },
+      inProcess,
+      costConfig: {
+        receiverMemoryMb: 512,
+        processorMemoryMb: 512,
+        batchSize: 10,
+        duplicateShare: 0.1,
+        archiveRetentionDays: 90,
+      },
+    });
+    for (const lines of [
+      results.costPerMillion.ours.newEvents,
+      results.costPerMillion.powertools.duplicates,
+    ]) {
+      expect(Object.values(lines).every(finite)).toBe(true);
+    }
+    expect(results.costPerMillion.ours.newEvents.apiGateway).toBe(1);
+    expect(renderReport(results)).toContain('Receiver latency');
+  }, 60_000);
+});

@@ -1,0 +1,451 @@
+/**
+ * The operator CLI end to end: `npm start` in a child process (its own port, outputs file and
+ * cdk.out), events posted over HTTP signed with the official `stripe` library, and every command run
+ * as an operator runs it, `node cli/webhooks.mjs ... --json`, asserting on its JSON. State is
+ * cross-checked through the endpoints in the outputs file.
+ *
+ * Two poison events fail `processor.afterClaim` three times each (MAX_RECEIVE_COUNT=3), land in the
+ * DLQ, and then their faults are used up: that is the "fix" before the redrive.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EffectEntry } from '../../local/effects-sink';
+import { freePort, LOCAL_CREDENTIALS } from '../../local/emulators';
+import { stripePaymentIntentEvent } from '../helpers/events';
+import { stripeHeaders, TEST_SECRETS } from '../helpers/signing';
+
+const root = resolve(import.meta.dirname, '../..');
+const workDir = mkdtempSync(join(tmpdir(), 'webhooks-cli-e2e-'));
+const outputsFile = join(workDir, 'cdk-outputs.local.json');
+const startedAt = new Date();
+
+const env = {
+  ...process.env,
+  LOCAL_OUTPUTS_FILE: outputsFile,
+  // Its own cdk.out, so suites that start a stack at the same time do not synthesize over each other.
+  LOCAL_CDK_OUT: join(workDir, 'cdk.out'),
+  LOCAL_VISIBILITY_TIMEOUT_SECONDS: '1',
+  CLAIM_LEASE_SECONDS: '20',
+  MAX_RECEIVE_COUNT: '3',
+  // Three failures each: the third one marks the claim FAILED and SQS dead-letters the message;
+  // after that the fault is used up, as if the handler bug had been fixed.
+  FAULT_POINTS: 'processor.afterClaim@poisoncli:3,processor.afterClaim@poisonmax:3',
+  WEBHOOK_SECRET_STRIPE: TEST_SECRETS.stripe,
+  WEBHOOK_SECRET_GITHUB: TEST_SECRETS.github,
+  WEBHOOK_SECRET_SHOPIFY: TEST_SECRETS.shopify,
+  WEBHOOK_TOKEN_ASAAS: TEST_SECRETS.asaas,
+  WEBHOOK_SECRET_STANDARD: TEST_SECRETS.standard,
+};
+
+let stack: ChildProcess;
+let log = '';
+let outputs: Record<string, string>;
+let doc: DynamoDBDocumentClient;
+let sqs: SQSClient;
+let s3: S3Client;
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}\n--- local stack log ---\n${log.slice(-4000)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+interface CliRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+async function webhooks(...args: string[]): Promise<CliRun> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)('node', ['cli/webhooks.mjs', ...args], {
+      cwd: root,
+      env,
+      timeout: 30_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+/** Runs a command with --json, expects exit 0 and returns the parsed output. */
+async function json<T = Record<string, unknown>>(...args: string[]): Promise<T> {
+  const run = await webhooks(...args, '--json');
+  if (run.code !== 0)
+    throw new Error(
+      `webhooks ${args.join(' ')} exited ${run.code}: ${run.stderr}\n--- stack log ---\n${log.slice(-3000)}`,
+    );
+  return JSON.parse(run.stdout) as T;
+}
+
+const effects = async (): Promise<EffectEntry[]> =>
+  (await (await fetch(outputs.LocalEffectsUrl ?? '')).json()) as EffectEntry[];
+const effectsFor = async (intentId: string) =>
+  (await effects())
+    .filter((e) => JSON.stringify(e.body).includes(intentId))
+    .map((e) => [e.service, e.replay]);
+const get = async (table: string | undefined, pk: string) =>
+  (await doc.send(new GetCommand({ TableName: table, Key: { pk }, ConsistentRead: true }))).Item;
+const claim = (key: string) => get(outputs.ClaimsTableName, key);
+const payment = (intentId: string) => get(outputs.PaymentsTableName, `stripe:platform:${intentId}`);
+const claimIn = (key: string, status: string, timeoutMs = 20_000) =>
+  waitFor(
+    `claim ${key} ${status}`,
+    async () => {
+      const item = await claim(key);
+      return item?.status === status ? item : undefined;
+    },
+    timeoutMs,
+  );
+
+interface Posted {
+  readonly intentId: string;
+  readonly eventId: string;
+  readonly key: string;
+  readonly body: string;
+  readonly headers: Record<string, string>;
+}
+const posted = new Map<string, Posted>();
+
+function delivery(name: string): Posted {
+  const intentId = `pi_${name}`;
+  const eventId = `evt_${name}`;
+  const body = JSON.stringify(stripePaymentIntentEvent({ intentId, eventId }));
+  const event: Posted = {
+    intentId,
+    eventId,
+    key: `stripe:platform:${intentId}:payment_intent.succeeded`,
+    body,
+    headers: stripeHeaders(body),
+  };
+  posted.set(name, event);
+  return event;
+}
+
+const post = (event: Posted) =>
+  fetch(outputs.StripeWebhookUrl ?? '', { method: 'POST', headers: event.headers, body: event.body });
+
+beforeAll(async () => {
+  const port = await freePort();
+  stack = spawn('npm', ['start'], {
+    cwd: root,
+    env: { ...env, PORT: String(port) },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  stack.stdout?.on('data', (c: Buffer) => {
+    log += c.toString();
+  });
+  stack.stderr?.on('data', (c: Buffer) => {
+    log += c.toString();
+  });
+  await waitFor(
+    'the outputs file',
+    async () => (existsSync(outputsFile) && log.includes('ready:') ? true : undefined),
+    150_000,
+  );
+  outputs =
+    Object.values(
+      JSON.parse(readFileSync(outputsFile, 'utf8')) as Record<string, Record<string, string>>,
+    )[0] ?? {};
+  const config = { region: 'us-east-1', credentials: LOCAL_CREDENTIALS };
+  doc = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ ...config, endpoint: outputs.LocalDynamoDbEndpoint }),
+  );
+  sqs = new SQSClient({ ...config, endpoint: outputs.LocalSqsEndpoint });
+  s3 = new S3Client({ ...config, endpoint: outputs.LocalS3Endpoint, forcePathStyle: true });
+}, 180_000);
+
+afterAll(async () => {
+  if (stack?.pid && stack.exitCode === null) {
+    const exited = new Promise((r) => stack.once('exit', r));
+    process.kill(-stack.pid, 'SIGTERM');
+    await exited;
+  }
+  doc?.destroy();
+  sqs?.destroy();
+  s3?.destroy();
+}, 30_000);
+
+interface DlqList {
+  messages: Array<{
+    key: string;
+    provider: string;
+    eventType: string;
+    eventId: string;
+    receiveCount: number;
+    sentAt: string;
+    claimStatus: string;
+  }>;
+}
+
+describe('webhooks CLI on the local stack', () => {
+  it('inspect: a delivery posted twice is one DONE claim with deliveries = 2, its Payments row and its archive', async () => {
+    const event = delivery('cli_dup');
+    const first = await post(event);
+    const second = await post(event);
+    expect([first.status, second.status]).toEqual([200, 200]);
+    await claimIn(event.key, 'DONE');
+
+    const byEvent = await json<{
+      lookup: { method: string; reason: string };
+      claims: Array<
+        Record<string, unknown> & { rows: Array<Record<string, unknown>>; archive: { uri: string } }
+      >;
+    }>('inspect', 'stripe', event.eventId);
+    // payment_intent.* is keyed by intent and type: the event-id key misses, the scan finds it.
+    expect(byEvent.lookup.method).toBe('scan');
+    expect(byEvent.lookup.reason).toContain('composite');
+    expect(byEvent.claims).toHaveLength(1);
+    const [view] = byEvent.claims;
+    expect(view).toMatchObject({
+      key: event.key,
+      status: 'DONE',
+      outcome: 'applied',
+      deliveries: 2,
+      processingAttempts: 1,
+      step: 'receipt',
+      plannedEffects: ['ledger', 'receipt'],
+      lease: null,
+      ttl: { expired: false },
+    });
+    expect(view?.rows).toEqual([
+      expect.objectContaining({
+        table: 'payments',
+        pk: `stripe:platform:${event.intentId}`,
+        found: true,
+        item: expect.objectContaining({ status: 'succeeded', amount: 2000, lastEventId: event.eventId }),
+      }),
+    ]);
+    const day = new Date().toISOString().slice(0, 10);
+    expect(view?.archive.uri).toBe(
+      `s3://${outputs.ArchiveBucketName}/events/stripe/${day}/${encodeURIComponent(event.key)}.json`,
+    );
+
+    const byKey = await json<{ lookup: { method: string }; claims: unknown[] }>(
+      'inspect',
+      '--key',
+      event.key,
+    );
+    expect(byKey.lookup.method).toBe('get');
+    expect(byKey.claims).toHaveLength(1);
+
+    const text = await webhooks('inspect', 'stripe', event.eventId);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('scanned the claims table');
+    expect(text.stdout).toContain(
+      'verdict: claimed once: 2 deliveries of one key, 1 duplicate absorbed by the claim',
+    );
+    expect(text.stdout).toMatch(/deliveries +2/);
+    expect(text.stdout).toMatch(/payments +stripe:platform:pi_cli_dup +succeeded +2000/);
+
+    const missing = await webhooks('inspect', 'stripe', 'evt_cli_never', '--json');
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toBe('');
+    expect(missing.stderr).toMatch(/^webhooks: no claim for stripe event evt_cli_never/);
+  });
+
+  it('dlq list shows the poison events with FAILED claims, without consuming them; redrive completes them once', async () => {
+    // Posted while nothing else runs: with a 1 s visibility timeout, an attempt slowed down by other
+    // work lets SQS hand the message out again mid-attempt, and a receive spent on "busy" would
+    // leave the claim short of FAILED when the message is dead-lettered.
+    const poison = delivery('poisoncli');
+    const poisonMax = delivery('poisonmax');
+    expect((await post(poison)).status).toBe(200);
+    expect((await post(poisonMax)).status).toBe(200);
+    await claimIn(poison.key, 'FAILED', 40_000);
+    await claimIn(poisonMax.key, 'FAILED', 40_000);
+    await waitFor(
+      'both messages in the DLQ',
+      async () => {
+        const { Attributes } = await sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: outputs.DeadLetterQueueUrl,
+            AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+          }),
+        );
+        const count =
+          Number(Attributes?.ApproximateNumberOfMessages) +
+          Number(Attributes?.ApproximateNumberOfMessagesNotVisible);
+        return count >= 2 ? true : undefined;
+      },
+      40_000,
+    );
+
+    const listed = await json<DlqList>('dlq', 'list');
+    for (const event of [poison, poisonMax]) {
+      expect(listed.messages).toContainEqual(
+        expect.objectContaining({
+          key: event.key,
+          provider: 'stripe',
+          eventType: 'payment_intent.succeeded',
+          eventId: event.eventId,
+          claimStatus: 'FAILED',
+          receiveCount: expect.any(Number),
+          sentAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+        }),
+      );
+    }
+    // Listing left them in place.
+    const again = await json<DlqList>('dlq', 'list');
+    expect(again.messages.map((m) => m.key).sort()).toEqual([poison.key, poisonMax.key].sort());
+    expect(await effectsFor(poison.intentId)).toEqual([]);
+
+    // The faults are used up (the "fix"). One message by hand, the rest with a move task.
+    const byHand = await json<{ mode: string; moved: number; messages: Array<{ key: string }> }>(
+      'dlq',
+      'redrive',
+      '--max',
+      '1',
+    );
+    expect(byHand).toMatchObject({ mode: 'by-hand', moved: 1 });
+    const task = await json<{
+      mode: string;
+      status: string;
+      moved: number;
+      sourceArn: string;
+      destinationArn: string;
+    }>('dlq', 'redrive');
+    expect(task).toMatchObject({ mode: 'move-task', status: 'COMPLETED', moved: 1 });
+    expect(task.sourceArn).toMatch(/DeadLetterQueue/);
+    expect(task.destinationArn).toMatch(/EventQueue/);
+
+    for (const event of [poison, poisonMax]) {
+      const done = await claimIn(event.key, 'DONE');
+      expect(done).toMatchObject({ outcome: 'applied', lastCompletedStep: 'receipt' });
+    }
+    await new Promise((r) => setTimeout(r, 1_500)); // any stray redelivery would show up by now
+    for (const event of [poison, poisonMax]) {
+      expect(await effectsFor(event.intentId)).toEqual([
+        ['ledger', false],
+        ['mailer', false],
+      ]);
+    }
+    expect((await json<DlqList>('dlq', 'list')).messages).toEqual([]);
+  }, 90_000);
+
+  it('replay skips a DONE event; replay --force leaves the row identical and runs no effect again', async () => {
+    const event = posted.get('cli_dup');
+    if (!event) throw new Error('cli_dup not posted');
+    const rowBefore = await payment(event.intentId);
+    const claimBefore = await claim(event.key);
+    const effectsBefore = await effectsFor(event.intentId);
+    expect(effectsBefore).toEqual([
+      ['ledger', false],
+      ['mailer', false],
+    ]);
+
+    const skipped = await json<{ results: Array<Record<string, unknown>>; summary: Record<string, number> }>(
+      'replay',
+      'stripe',
+      event.eventId,
+    );
+    expect(skipped.results).toEqual([
+      expect.objectContaining({ key: event.key, claimStatus: 'DONE', action: 'skipped', messageId: null }),
+    ]);
+    expect(skipped.summary).toEqual({ sent: 0, forced: 0, skipped: 1, failed: 0 });
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await claim(event.key)).toEqual(claimBefore);
+    expect(await payment(event.intentId)).toEqual(rowBefore);
+    expect(await effectsFor(event.intentId)).toEqual(effectsBefore);
+
+    const forced = await json<{ results: Array<Record<string, unknown>> }>(
+      'replay',
+      '--key',
+      event.key,
+      '--force',
+    );
+    expect(forced.results).toEqual([
+      expect.objectContaining({
+        key: event.key,
+        claimStatus: 'DONE',
+        action: 'forced',
+        messageId: expect.any(String),
+      }),
+    ]);
+    // The processor took the claim again (one more attempt), planned "stale" and finished it.
+    const after = await waitFor('the forced replay to be processed', async () => {
+      const item = await claim(event.key);
+      return item?.status === 'DONE' &&
+        Number(item.processingAttempts) === Number(claimBefore?.processingAttempts) + 1
+        ? item
+        : undefined;
+    });
+    expect(after).toMatchObject({ outcome: 'stale', deliveries: 2, archiveKey: claimBefore?.archiveKey });
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await payment(event.intentId)).toEqual(rowBefore);
+    expect(await effectsFor(event.intentId)).toEqual(effectsBefore);
+  }, 60_000);
+
+  it('replay of a time range lists the archive by day and skips the DONE events in it', async () => {
+    const to = new Date(Date.now() + 60_000).toISOString();
+    const range = await json<{
+      scanned: { prefixes: number; objects: number };
+      results: Array<{ key: string; action: string }>;
+      summary: { sent: number; forced: number; skipped: number; failed: number };
+    }>('replay', 'stripe', '--from', startedAt.toISOString(), '--to', to);
+    const keys = ['cli_dup', 'poisoncli', 'poisonmax'].map((name) => posted.get(name)?.key);
+    expect(range.results.map((r) => r.key)).toEqual(expect.arrayContaining(keys));
+    expect(range.results.every((r) => r.action === 'skipped')).toBe(true);
+    expect(range.summary.sent + range.summary.forced + range.summary.failed).toBe(0);
+    expect(range.scanned.objects).toBeGreaterThanOrEqual(3);
+  });
+
+  it('archives every processed event without signature values or secrets', async () => {
+    for (const event of posted.values()) {
+      const item = await claim(event.key);
+      expect(item?.archiveKey).toEqual(expect.any(String));
+      const object = await s3.send(
+        new GetObjectCommand({ Bucket: outputs.ArchiveBucketName, Key: String(item?.archiveKey) }),
+      );
+      const text = (await object.Body?.transformToString('utf8')) ?? '';
+      const archived = JSON.parse(text) as {
+        key: string;
+        body: string;
+        headers: Record<string, string>;
+        archivedAt: string;
+      };
+      expect(archived).toMatchObject({ key: event.key, eventId: event.eventId, body: event.body });
+      expect(archived.archivedAt).toEqual(expect.any(String));
+      expect(Object.keys(archived.headers)).not.toContain('stripe-signature');
+      const signature = event.headers['stripe-signature'] ?? '';
+      const v1 = /v1=([0-9a-f]+)/.exec(signature)?.[1] ?? '';
+      expect(v1).toMatch(/^[0-9a-f]{64}$/);
+      expect(text).not.toContain(v1);
+      expect(text).not.toContain('stripe-signature');
+      expect(text).not.toContain(TEST_SECRETS.stripe);
+    }
+  });
+
+  it('send posts a signed sample through the CLI and reports its effects', async () => {
+    const report = await json<{
+      ok: boolean;
+      deliveries: Array<{ status: number; outcome: string }>;
+      effects: { entries: Array<{ service: string; replay: boolean }> };
+    }>('send', 'stripe', '--dup', '2');
+    expect(report.ok).toBe(true);
+    expect(report.deliveries.map((d) => [d.status, d.outcome])).toEqual([
+      [200, 'accepted'],
+      [200, 'duplicate'],
+    ]);
+    expect(report.effects.entries.map((e) => [e.service, e.replay])).toEqual([
+      ['ledger', false],
+      ['mailer', false],
+    ]);
+  });
+});
