@@ -7,10 +7,7 @@
  * Two poison events fail `processor.afterClaim` three times each (MAX_RECEIVE_COUNT=3), land in the
  * DLQ, and then their faults are used up: that is the "fix" before the redrive.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -18,50 +15,22 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EffectEntry } from '../../local/effects-sink';
-import { freePort, LOCAL_CREDENTIALS } from '../../local/emulators';
+import { LOCAL_CREDENTIALS } from '../../local/emulators';
 import { stripePaymentIntentEvent } from '../helpers/events';
+import { type LocalStackProcess, REPO_ROOT, startLocalStackProcess } from '../helpers/local-stack-process';
 import { stripeHeaders, TEST_SECRETS } from '../helpers/signing';
 
-const root = resolve(import.meta.dirname, '../..');
-const workDir = mkdtempSync(join(tmpdir(), 'webhooks-cli-e2e-'));
-const outputsFile = join(workDir, 'cdk-outputs.local.json');
 const startedAt = new Date();
 
-const env = {
-  ...process.env,
-  LOCAL_OUTPUTS_FILE: outputsFile,
-  // Its own cdk.out, so suites that start a stack at the same time do not synthesize over each other.
-  LOCAL_CDK_OUT: join(workDir, 'cdk.out'),
-  LOCAL_VISIBILITY_TIMEOUT_SECONDS: '1',
-  CLAIM_LEASE_SECONDS: '20',
-  MAX_RECEIVE_COUNT: '3',
-  // Three failures each: the third one marks the claim FAILED and SQS dead-letters the message;
-  // after that the fault is used up, as if the handler bug had been fixed.
-  FAULT_POINTS: 'processor.afterClaim@poisoncli:3,processor.afterClaim@poisonmax:3',
-  WEBHOOK_SECRET_STRIPE: TEST_SECRETS.stripe,
-  WEBHOOK_SECRET_GITHUB: TEST_SECRETS.github,
-  WEBHOOK_SECRET_SHOPIFY: TEST_SECRETS.shopify,
-  WEBHOOK_TOKEN_ASAAS: TEST_SECRETS.asaas,
-  WEBHOOK_SECRET_STANDARD: TEST_SECRETS.standard,
-};
-
-let stack: ChildProcess;
-let log = '';
-let outputs: Record<string, string>;
+let stack: LocalStackProcess;
+let env: NodeJS.ProcessEnv;
+let outputs: Readonly<Record<string, string>>;
 let doc: DynamoDBDocumentClient;
 let sqs: SQSClient;
 let s3: S3Client;
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}\n--- local stack log ---\n${log.slice(-4000)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const waitFor = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs?: number) =>
+  stack.waitFor(what, probe, timeoutMs);
 
 interface CliRun {
   readonly code: number;
@@ -72,7 +41,7 @@ interface CliRun {
 async function webhooks(...args: string[]): Promise<CliRun> {
   try {
     const { stdout, stderr } = await promisify(execFile)('node', ['cli/webhooks.mjs', ...args], {
-      cwd: root,
+      cwd: REPO_ROOT,
       env,
       timeout: 30_000,
     });
@@ -88,7 +57,7 @@ async function json<T = Record<string, unknown>>(...args: string[]): Promise<T> 
   const run = await webhooks(...args, '--json');
   if (run.code !== 0)
     throw new Error(
-      `webhooks ${args.join(' ')} exited ${run.code}: ${run.stderr}\n--- stack log ---\n${log.slice(-3000)}`,
+      `webhooks ${args.join(' ')} exited ${run.code}: ${run.stderr}\n--- stack log ---\n${stack.log().slice(-3000)}`,
     );
   return JSON.parse(run.stdout) as T;
 }
@@ -141,28 +110,19 @@ const post = (event: Posted) =>
   fetch(outputs.StripeWebhookUrl ?? '', { method: 'POST', headers: event.headers, body: event.body });
 
 beforeAll(async () => {
-  const port = await freePort();
-  stack = spawn('npm', ['start'], {
-    cwd: root,
-    env: { ...env, PORT: String(port) },
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  stack.stdout?.on('data', (c: Buffer) => {
-    log += c.toString();
-  });
-  stack.stderr?.on('data', (c: Buffer) => {
-    log += c.toString();
-  });
-  await waitFor(
-    'the outputs file',
-    async () => (existsSync(outputsFile) && log.includes('ready:') ? true : undefined),
-    150_000,
+  stack = await startLocalStackProcess(
+    {
+      LOCAL_VISIBILITY_TIMEOUT_SECONDS: '1',
+      CLAIM_LEASE_SECONDS: '20',
+      MAX_RECEIVE_COUNT: '3',
+      // Three failures each: the third one marks the claim FAILED and SQS dead-letters the message;
+      // after that the fault is used up, as if the handler bug had been fixed.
+      FAULT_POINTS: 'processor.afterClaim@poisoncli:3,processor.afterClaim@poisonmax:3',
+    },
+    'webhooks-cli-e2e',
   );
-  outputs =
-    Object.values(
-      JSON.parse(readFileSync(outputsFile, 'utf8')) as Record<string, Record<string, string>>,
-    )[0] ?? {};
+  env = stack.env;
+  outputs = stack.outputs;
   const config = { region: 'us-east-1', credentials: LOCAL_CREDENTIALS };
   doc = DynamoDBDocumentClient.from(
     new DynamoDBClient({ ...config, endpoint: outputs.LocalDynamoDbEndpoint }),
@@ -172,11 +132,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  if (stack?.pid && stack.exitCode === null) {
-    const exited = new Promise((r) => stack.once('exit', r));
-    process.kill(-stack.pid, 'SIGTERM');
-    await exited;
-  }
+  await stack?.stop();
   doc?.destroy();
   sqs?.destroy();
   s3?.destroy();

@@ -3,88 +3,46 @@
  * on localhost), then HTTP only, with payloads signed by the providers' official libraries.
  * State is read back through the endpoints the stack publishes in its outputs file.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EffectEntry } from '../../local/effects-sink';
-import { freePort, LOCAL_CREDENTIALS } from '../../local/emulators';
+import { LOCAL_CREDENTIALS } from '../../local/emulators';
 import { stripePaymentIntentEvent } from '../helpers/events';
+import { type LocalStackProcess, REPO_ROOT, startLocalStackProcess } from '../helpers/local-stack-process';
 import { stripeHeaders, TEST_SECRETS } from '../helpers/signing';
 
-const root = resolve(import.meta.dirname, '../..');
-const workDir = mkdtempSync(join(tmpdir(), 'webhooks-e2e-'));
-const outputsFile = join(workDir, 'cdk-outputs.local.json');
 const GITHUB_VECTOR_SECRET = "It's a Secret to Everybody";
 
-let stack: ChildProcess;
-let log = '';
-let outputs: Record<string, string>;
+let stack: LocalStackProcess;
+let outputs: Readonly<Record<string, string>>;
+let env: NodeJS.ProcessEnv;
 let doc: DynamoDBDocumentClient;
 let sqs: SQSClient;
 
-const env = {
-  ...process.env,
-  LOCAL_OUTPUTS_FILE: outputsFile,
-  // Its own cdk.out, so other suites that start a stack do not synthesize over it.
-  LOCAL_CDK_OUT: join(workDir, 'cdk.out'),
-  // Short for the test, but long enough that a slow attempt on a loaded machine is not redelivered mid-way.
-  LOCAL_VISIBILITY_TIMEOUT_SECONDS: '2',
-  CLAIM_LEASE_SECONDS: '20',
-  MAX_RECEIVE_COUNT: '3',
-  FAULT_POINTS: [
-    'receiver.afterClaim@crashrecv:1',
-    'processor.afterClaim@crashproc:1',
-    'processor.afterLedger@crashledger:1',
-    'processor.afterClaim@poison:*',
-  ].join(','),
-  WEBHOOK_SECRET_STRIPE: TEST_SECRETS.stripe,
-  // Two secrets: the documented vector's and ours (rotation).
-  WEBHOOK_SECRET_GITHUB: `${GITHUB_VECTOR_SECRET},${TEST_SECRETS.github}`,
-  WEBHOOK_SECRET_SHOPIFY: TEST_SECRETS.shopify,
-  WEBHOOK_TOKEN_ASAAS: TEST_SECRETS.asaas,
-  WEBHOOK_SECRET_STANDARD: TEST_SECRETS.standard,
-};
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}\n--- local stack log ---\n${log.slice(-4000)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const waitFor = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs?: number) =>
+  stack.waitFor(what, probe, timeoutMs);
 
 beforeAll(async () => {
-  const port = await freePort();
-  stack = spawn('npm', ['start'], {
-    cwd: root,
-    env: { ...env, PORT: String(port) },
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
+  stack = await startLocalStackProcess({
+    // Short for the test, but long enough that a slow attempt on a loaded machine is not redelivered mid-way.
+    LOCAL_VISIBILITY_TIMEOUT_SECONDS: '2',
+    CLAIM_LEASE_SECONDS: '20',
+    MAX_RECEIVE_COUNT: '3',
+    FAULT_POINTS: [
+      'receiver.afterClaim@crashrecv:1',
+      'processor.afterClaim@crashproc:1',
+      'processor.afterLedger@crashledger:1',
+      'processor.afterClaim@poison:*',
+    ].join(','),
+    // Two secrets: the documented vector's and ours (rotation).
+    WEBHOOK_SECRET_GITHUB: `${GITHUB_VECTOR_SECRET},${TEST_SECRETS.github}`,
   });
-  stack.stdout?.on('data', (c: Buffer) => {
-    log += c.toString();
-  });
-  stack.stderr?.on('data', (c: Buffer) => {
-    log += c.toString();
-  });
-  await waitFor(
-    'the outputs file',
-    async () => (existsSync(outputsFile) && log.includes('ready:') ? true : undefined),
-    150_000,
-  );
-  outputs =
-    Object.values(
-      JSON.parse(readFileSync(outputsFile, 'utf8')) as Record<string, Record<string, string>>,
-    )[0] ?? {};
+  outputs = stack.outputs;
+  env = stack.env;
   const config = { region: 'us-east-1', credentials: LOCAL_CREDENTIALS };
   doc = DynamoDBDocumentClient.from(
     new DynamoDBClient({ ...config, endpoint: outputs.LocalDynamoDbEndpoint }),
@@ -93,11 +51,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  if (stack?.pid && stack.exitCode === null) {
-    const exited = new Promise((r) => stack.once('exit', r));
-    process.kill(-stack.pid, 'SIGTERM');
-    await exited;
-  }
+  await stack?.stop();
   doc?.destroy();
   sqs?.destroy();
 }, 30_000);
@@ -343,7 +297,7 @@ describe('npm start: the local stack end to end', () => {
 
   it('npm run send -- stripe shows an accepted event whose effects appear in the sink', async () => {
     const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'send', '--', 'stripe'], {
-      cwd: root,
+      cwd: REPO_ROOT,
       env,
       timeout: 30_000,
     });

@@ -1,0 +1,92 @@
+/**
+ * Starts the local stack as a user does, `npm start` in a child process (its own process group,
+ * port, outputs file and cdk.out), waits for its outputs file and "ready", and stops the whole group.
+ * Shared by the end-to-end suites; bounded waits print the stack's log when they time out.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { freePort } from '../../local/emulators';
+import { TEST_SECRETS } from './signing';
+
+export const REPO_ROOT = resolve(import.meta.dirname, '../..');
+
+export interface LocalStackProcess {
+  /** The environment the stack runs with (pass it to `npm run send` / the CLI so they find it). */
+  readonly env: NodeJS.ProcessEnv;
+  readonly outputs: Readonly<Record<string, string>>;
+  log(): string;
+  /** Polls `probe` every 200 ms until it returns a value; throws with the stack's log on timeout. */
+  waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs?: number): Promise<T>;
+  stop(): Promise<void>;
+}
+
+export async function startLocalStackProcess(
+  extraEnv: Record<string, string>,
+  name = 'webhooks-e2e',
+): Promise<LocalStackProcess> {
+  const workDir = mkdtempSync(join(tmpdir(), `${name}-`));
+  const outputsFile = join(workDir, 'cdk-outputs.local.json');
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    LOCAL_OUTPUTS_FILE: outputsFile,
+    // Its own cdk.out, so suites that start a stack at the same time do not synthesize over each other.
+    LOCAL_CDK_OUT: join(workDir, 'cdk.out'),
+    WEBHOOK_SECRET_STRIPE: TEST_SECRETS.stripe,
+    WEBHOOK_SECRET_GITHUB: TEST_SECRETS.github,
+    WEBHOOK_SECRET_SHOPIFY: TEST_SECRETS.shopify,
+    WEBHOOK_TOKEN_ASAAS: TEST_SECRETS.asaas,
+    WEBHOOK_SECRET_STANDARD: TEST_SECRETS.standard,
+    ...extraEnv,
+  };
+  let log = '';
+  const child: ChildProcess = spawn('npm', ['start'], {
+    cwd: REPO_ROOT,
+    env: { ...env, PORT: String(await freePort()) },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (c: Buffer) => {
+    log += c.toString();
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    log += c.toString();
+  });
+
+  const waitFor = async <T>(
+    what: string,
+    probe: () => Promise<T | undefined>,
+    timeoutMs = 20_000,
+  ): Promise<T> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await probe();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) {
+        throw new Error(`timed out waiting for ${what}\n--- local stack log ---\n${log.slice(-4000)}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+  const stop = async () => {
+    if (child.pid && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      process.kill(-child.pid, 'SIGTERM');
+      await exited;
+    }
+  };
+
+  try {
+    await waitFor(
+      'the outputs file',
+      async () => (existsSync(outputsFile) && log.includes('ready:') ? true : undefined),
+      150_000,
+    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const all = JSON.parse(readFileSync(outputsFile, 'utf8')) as Record<string, Record<string, string>>;
+  return { env, outputs: Object.values(all)[0] ?? {}, log: () => log, waitFor, stop };
+}
