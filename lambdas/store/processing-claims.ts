@@ -188,46 +188,41 @@ export class ProcessingClaims {
    * After a failed attempt: ends our lease now so the redelivery can take the claim at once, keeping
    * PROCESSING and the step marker so it resumes where this attempt stopped.
    */
-  async releaseProcessing(
-    pk: string,
-    leaseToken: string,
-    error: string,
-    nowMs: number,
-    archiveKey?: string,
-  ): Promise<void> {
-    await this.fenced(pk, {
-      TableName: this.tableName,
-      Key: { pk },
-      UpdateExpression: `SET leaseExpiresAt = :nowMs, lastError = :error, lastErrorAt = :now${archiveKey ? ', archiveKey = :archiveKey' : ''}`,
-      ConditionExpression: 'leaseToken = :token AND #status = :processing',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: {
-        ':nowMs': nowMs,
-        ':error': error.slice(0, 1000),
-        ':now': iso(nowMs),
-        ':token': leaseToken,
-        ':processing': ClaimStatus.Processing,
-        ...(archiveKey ? { ':archiveKey': archiveKey } : {}),
-      },
+  async releaseProcessing(pk: string, leaseToken: string, error: string, nowMs: number, archiveKey?: string) {
+    await this.recordFailure(pk, leaseToken, error, nowMs, archiveKey, {
+      set: 'leaseExpiresAt = :nowMs',
+      values: { ':nowMs': nowMs },
     });
   }
 
   /** The last attempt failed: the message goes to the DLQ, the claim says FAILED and why. */
-  async failProcessing(
+  async failProcessing(pk: string, leaseToken: string, error: string, nowMs: number, archiveKey?: string) {
+    await this.recordFailure(pk, leaseToken, error, nowMs, archiveKey, {
+      set: '#status = :failed, failedAt = :now',
+      remove: 'REMOVE leaseToken, leaseExpiresAt, leaseOwner',
+      values: { ':failed': ClaimStatus.Failed },
+    });
+  }
+
+  /** A fenced update recording an attempt's error, plus what releasing or failing changes. */
+  private async recordFailure(
     pk: string,
     leaseToken: string,
     error: string,
     nowMs: number,
-    archiveKey?: string,
+    archiveKey: string | undefined,
+    change: { set: string; remove?: string; values: Record<string, unknown> },
   ): Promise<void> {
+    const archive = archiveKey ? ', archiveKey = :archiveKey' : '';
     await this.fenced(pk, {
       TableName: this.tableName,
       Key: { pk },
-      UpdateExpression: `SET #status = :failed, lastError = :error, lastErrorAt = :now, failedAt = :now${archiveKey ? ', archiveKey = :archiveKey' : ''} REMOVE leaseToken, leaseExpiresAt, leaseOwner`,
+      UpdateExpression:
+        `SET ${change.set}, lastError = :error, lastErrorAt = :now${archive} ${change.remove ?? ''}`.trim(),
       ConditionExpression: 'leaseToken = :token AND #status = :processing',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
-        ':failed': ClaimStatus.Failed,
+        ...change.values,
         ':error': error.slice(0, 1000),
         ':now': iso(nowMs),
         ':token': leaseToken,
