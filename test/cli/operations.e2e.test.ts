@@ -112,7 +112,8 @@ const post = (event: Posted) =>
 beforeAll(async () => {
   stack = await startLocalStackProcess(
     {
-      LOCAL_VISIBILITY_TIMEOUT_SECONDS: '1',
+      // Short for the test, but long enough that a slow attempt on a loaded machine is not redelivered mid-way.
+      LOCAL_VISIBILITY_TIMEOUT_SECONDS: '2',
       CLAIM_LEASE_SECONDS: '20',
       MAX_RECEIVE_COUNT: '3',
       // Three failures each: the third one marks the claim FAILED and SQS dead-letters the message;
