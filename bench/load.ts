@@ -10,11 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DynamoDBClient, ScanCommand, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
-import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { DEV_SECRETS } from '../local/dev-secrets';
 import type { EffectEntry } from '../local/effects-sink';
 import { freePort, LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/emulators';
 import { type SampleDelivery, sampleDelivery } from '../local/samples';
+import { queueDepth } from '../local/sqs-poller';
 import { PROJECT_ROOT } from './bundles';
 import type { Endpoints } from './resources';
 import { type LatencySummary, round3, seededRandom, summarize } from './stats';
@@ -436,19 +437,7 @@ export async function runLoad(stack: RunningStack, options: LoadOptions): Promis
     const payments = [...intents.values()].map((id) => `stripe:platform:${id}`);
     const effects = checkEffects(entries, payments);
     const paymentRows = (await scanAll(dynamo, stack.outputs.PaymentsTableName as string)).length;
-    const depth = async (queueUrl: string | undefined) => {
-      if (!queueUrl) return Number.NaN;
-      const result = await sqs.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: queueUrl,
-          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-        }),
-      );
-      return (
-        Number(result.Attributes?.ApproximateNumberOfMessages ?? 0) +
-        Number(result.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
-      );
-    };
+    const depth = async (queueUrl: string | undefined) => (queueUrl ? queueDepth(sqs, queueUrl) : Number.NaN);
 
     const byOutcome: Record<string, number[]> = {};
     const statuses: Record<string, number> = {};

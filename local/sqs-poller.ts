@@ -151,4 +151,18 @@ export class SqsPoller {
   }
 }
 
+/** Messages on a queue, visible and in flight (SQS's approximate counts; exact on the emulator). */
+export async function queueDepth(client: SQSClient, queueUrl: string): Promise<number> {
+  const result = await client.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
+  return (
+    Number(result.Attributes?.ApproximateNumberOfMessages ?? 0) +
+    Number(result.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
+  );
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -131,3 +131,26 @@ export function isLeaseLive(claim: Pick<ClaimRecord, 'leaseExpiresAt'>, nowMs: n
 export function isExpired(claim: Pick<ClaimRecord, 'expiresAt'>, nowMs: number): boolean {
   return claim.expiresAt <= Math.floor(nowMs / 1000);
 }
+
+/** Condition of every write that creates a claim: no claim, or only one whose TTL has passed. */
+export const CLAIM_ABSENT_OR_EXPIRED = 'attribute_not_exists(pk) OR expiresAt <= :nowS';
+
+/** A claim as first written, held by `lease`, with one delivery seen now. */
+export function newClaimRecord(
+  claim: NewClaim,
+  lease: Lease,
+  status: ClaimStatus,
+  nowMs: number,
+): ClaimRecord {
+  const now = new Date(nowMs).toISOString();
+  return {
+    ...claim,
+    status,
+    deliveries: 1,
+    firstSeenAt: now,
+    lastSeenAt: now,
+    leaseToken: lease.token,
+    leaseExpiresAt: lease.expiresAt,
+    leaseOwner: lease.owner,
+  };
+}

@@ -8,6 +8,7 @@ import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/c
 import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import {
+  CLAIM_ABSENT_OR_EXPIRED,
   type ClaimRecord,
   ClaimStatus,
   type ClaimStore,
@@ -15,6 +16,7 @@ import {
   isExpired,
   type Lease,
   type NewClaim,
+  newClaimRecord,
   type TakeOverExpectation,
 } from './claim';
 
@@ -40,22 +42,13 @@ export class DynamoClaimStore implements ClaimStore {
   }
 
   async createClaim(claim: NewClaim, lease: Lease, nowMs: number): Promise<CreateClaimResult> {
-    const record: ClaimRecord = {
-      ...claim,
-      status: ClaimStatus.Received,
-      deliveries: 1,
-      firstSeenAt: iso(nowMs),
-      lastSeenAt: iso(nowMs),
-      leaseToken: lease.token,
-      leaseExpiresAt: lease.expiresAt,
-      leaseOwner: lease.owner,
-    };
+    const record = newClaimRecord(claim, lease, ClaimStatus.Received, nowMs);
     try {
       await this.doc.send(
         new PutCommand({
           TableName: this.tableName,
           Item: record,
-          ConditionExpression: 'attribute_not_exists(pk) OR expiresAt <= :nowS',
+          ConditionExpression: CLAIM_ABSENT_OR_EXPIRED,
           ExpressionAttributeValues: { ':nowS': epochSeconds(nowMs) },
           // The existing item comes back on the error, so a duplicate costs no extra read.
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',

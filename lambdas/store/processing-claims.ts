@@ -5,7 +5,15 @@
 import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { type ClaimRecord, ClaimStatus, isExpired, type Lease, type NewClaim } from './claim';
+import {
+  CLAIM_ABSENT_OR_EXPIRED,
+  type ClaimRecord,
+  ClaimStatus,
+  isExpired,
+  type Lease,
+  type NewClaim,
+  newClaimRecord,
+} from './claim';
 
 /** How an event ended, recorded on a DONE claim. */
 export type ProcessingOutcome = 'applied' | 'stale' | 'unhandled' | 'noop';
@@ -110,15 +118,8 @@ export class ProcessingClaims {
     lease: Lease,
     nowMs: number,
   ): Promise<BeginProcessingResult> {
-    const record: ClaimRecord & { processingAttempts: number; processingStartedAt: string } = {
-      ...claim,
-      status: ClaimStatus.Processing,
-      deliveries: 1,
-      firstSeenAt: iso(nowMs),
-      lastSeenAt: iso(nowMs),
-      leaseToken: lease.token,
-      leaseExpiresAt: lease.expiresAt,
-      leaseOwner: lease.owner,
+    const record: ClaimRecord & { processingStartedAt: string } = {
+      ...newClaimRecord(claim, lease, ClaimStatus.Processing, nowMs),
       processingAttempts: 1,
       processingStartedAt: iso(nowMs),
     };
@@ -127,7 +128,7 @@ export class ProcessingClaims {
         new PutCommand({
           TableName: this.tableName,
           Item: record,
-          ConditionExpression: 'attribute_not_exists(pk) OR expiresAt <= :nowS',
+          ConditionExpression: CLAIM_ABSENT_OR_EXPIRED,
           ExpressionAttributeValues: { ':nowS': seconds(nowMs) },
         }),
       );

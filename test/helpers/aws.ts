@@ -141,18 +141,7 @@ export async function peekMessageBody(client: SQSClient, queueUrl: string): Prom
   return body;
 }
 
-export async function queueDepth(client: SQSClient, queueUrl: string): Promise<number> {
-  const result = await client.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: queueUrl,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }),
-  );
-  return (
-    Number(result.Attributes?.ApproximateNumberOfMessages ?? 0) +
-    Number(result.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
-  );
-}
+export { queueDepth } from '../../local/sqs-poller';
 
 export function s3Client(): S3Client {
   return new S3Client({
