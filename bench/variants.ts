@@ -55,6 +55,7 @@ import { SqsEventQueue } from '../lambdas/queue/event-queue';
 import { createReceiverHandler, type ReceiverHandler } from '../lambdas/receiver/handler';
 import { deliveryFromEvent } from '../lambdas/receiver/http';
 import { loadReceiverSettings } from '../lambdas/receiver/settings';
+import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../lambdas/shared/claim-retention';
 import { buildIdempotencyKey, resolveKeyRule } from '../lambdas/shared/keys';
 import { METRIC_NAMESPACE } from '../lambdas/shared/metric-names';
 import { StaticSecretSource } from '../lambdas/shared/secrets';
@@ -317,6 +318,7 @@ export async function createOurProcessor(
       handlers: EXAMPLE_HANDLERS,
       leaseSeconds: 120,
       maxReceiveCount: 5,
+      claimRetentionSeconds: CLAIM_RETENTION_DEFAULT_SECONDS,
       ledger: new HttpLedger({ url: options.ledgerUrl }),
       mailer: new HttpMailer({ url: options.mailerUrl }),
       ...(archive ? { archive: new S3PayloadArchive(archive.s3, archive.bucket) } : {}),

@@ -153,11 +153,11 @@ export async function getBusinessRow(
 }
 
 /**
- * For a forced replay: DONE -> ENQUEUED, so the processor takes the claim again, and without the
- * step marker, so it plans again instead of skipping every step as done (and, finding nothing left
- * to run, never marking the claim DONE). Planning again is what makes the replay harmless: the
- * rows already carry this event's order, the stale-order guard plans `stale`, no effect runs.
- * Nothing else is touched. False when the claim was no longer DONE.
+ * For a forced replay: DONE -> ENQUEUED with `replan` set, so the processor takes the claim again and
+ * plans the event again instead of only marking it DONE. The step markers stay: effects they mark
+ * done are never run again, whatever the new plan says; the rows, re-written only where this event
+ * is newer than what they hold, are where the replay's work is. Nothing else is touched. False when
+ * the claim was no longer DONE.
  */
 export async function reopenDoneClaim(stack: StackContext, key: string): Promise<boolean> {
   const table = stack.output('ClaimsTableName');
@@ -166,10 +166,15 @@ export async function reopenDoneClaim(stack: StackContext, key: string): Promise
       new UpdateCommand({
         TableName: table,
         Key: { pk: key },
-        UpdateExpression: 'SET #status = :enqueued REMOVE lastCompletedStep',
-        ConditionExpression: '#status = :done',
+        UpdateExpression: 'SET #status = :enqueued, replan = :true',
+        ConditionExpression: '#status = :done AND expiresAt > :nowS',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':enqueued': ClaimStatus.Enqueued, ':done': ClaimStatus.Done },
+        ExpressionAttributeValues: {
+          ':enqueued': ClaimStatus.Enqueued,
+          ':done': ClaimStatus.Done,
+          ':true': true,
+          ':nowS': Math.floor(Date.now() / 1000),
+        },
       }),
     );
     return true;

@@ -198,6 +198,7 @@ export class IdempotentWebhookReceiver extends Construct {
       timeout: receiverTimeout,
       memorySize: props.receiverMemorySize ?? RECEIVER_DEFAULTS.memorySize,
       lease: receiverLease,
+      claimRetention: processing.claimRetention,
       throttlingRateLimit: props.throttlingRateLimit ?? 100,
       throttlingBurstLimit: props.throttlingBurstLimit ?? 200,
       logRetention,

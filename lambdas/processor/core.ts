@@ -9,17 +9,21 @@
  * The rules are written down in docs/processor.md.
  */
 import { randomUUID } from 'node:crypto';
+import { getProvider } from '../providers';
 import type { EventMessage } from '../queue/event-message';
 import { decodeBody } from '../queue/event-message';
+import { retainUntil } from '../shared/claim-retention';
 import type { FaultInjector } from '../shared/faults';
 import { matchEventType } from '../shared/keys';
 import type { ClaimRecord, Lease, NewClaim } from '../store/claim';
 import { LeaseLostError, type ProcessingClaims, type ProcessingOutcome } from '../store/processing-claims';
 import type { PayloadArchive } from './archive';
-import { isNewer, type ReadMark, type StateStore, WriteConflictError } from './state-store';
+import { isNewer, type ReadMark, readMark, type StateStore, WriteConflictError } from './state-store';
 import type {
   BusinessHandler,
+  Effect,
   EffectContext,
+  EffectDefinition,
   HandlerRegistry,
   LedgerAdapter,
   MailerAdapter,
@@ -39,6 +43,8 @@ export interface ProcessorDeps {
   readonly handlers: HandlerRegistry;
   readonly leaseSeconds: number;
   readonly maxReceiveCount: number;
+  /** How long a claim is kept after each attempt and failure (lambdas/shared/claim-retention.ts). */
+  readonly claimRetentionSeconds: number;
   readonly ledger?: LedgerAdapter;
   readonly mailer?: MailerAdapter;
   readonly log: ProcessorLog;
@@ -72,13 +78,17 @@ export class ClaimBusyError extends Error {
   }
 }
 
-/** Lifetime of a claim the processor has to re-create, at least: long enough to absorb redeliveries. */
-const FALLBACK_CLAIM_TTL_SECONDS = 24 * 3600;
-
 /** How many times a plan is redone when a business row changed under it before giving up the attempt. */
 const MAX_PLAN_ROUNDS = 5;
 
-export function parseEventMessage(body: string): ProcessingEvent {
+/** Where a claim's progress came from when its own markers were lost (see `resumeFromRow`). */
+export const RECOVERED_FROM_BUSINESS_ROW = 'business-row';
+
+/**
+ * The queue message's envelope. A body that is not a version-1 event message is poison with no
+ * claim to mark: it fails every attempt and ends in the DLQ.
+ */
+export function parseEventMessage(body: string): EventMessage {
   let message: EventMessage;
   try {
     message = JSON.parse(body) as EventMessage;
@@ -97,24 +107,23 @@ export function parseEventMessage(body: string): ProcessingEvent {
   ) {
     throw new PoisonMessageError('message is not a version 1 event message');
   }
-  return { ...message, payload: parsePayload(message) };
+  return message;
 }
 
-function parsePayload(message: EventMessage): Record<string, unknown> {
-  let text = decodeBody(message).toString('utf8');
-  const contentType = message.headers?.['content-type'] ?? '';
-  // GitHub can deliver `application/x-www-form-urlencoded` with the JSON in `payload`.
-  if (contentType.startsWith('application/x-www-form-urlencoded')) {
-    text = new URLSearchParams(text).get('payload') ?? '';
-  }
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
-      ? (parsed as Record<string, unknown>)
-      : {};
-  } catch {
-    return {};
-  }
+/**
+ * The event with its payload, read by the provider's own reader (the one its receiver used), so
+ * a body the receiver accepted is read the same way here. Poison when it cannot be read.
+ */
+export function readEvent(message: EventMessage): ProcessingEvent {
+  const provider = getProvider(message.provider);
+  if (!provider)
+    throw new PoisonMessageError(`message names unknown provider ${JSON.stringify(message.provider)}`);
+  const payload = provider.readPayload({ headers: message.headers ?? {}, rawBody: decodeBody(message) });
+  if (payload === undefined)
+    throw new PoisonMessageError(
+      `the ${provider.name} payload is not a JSON object the receiver would accept`,
+    );
+  return { ...message, payload };
 }
 
 export function resolveHandler(
@@ -138,65 +147,72 @@ export async function processMessage(
   receiveCount: number,
   deps: ProcessorDeps,
 ): Promise<ProcessResult> {
-  const event = parseEventMessage(body);
+  const message = parseEventMessage(body);
   const clock = deps.clock ?? Date.now;
   const lease: Lease = {
     token: (deps.newLeaseToken ?? randomUUID)(),
     expiresAt: clock() + deps.leaseSeconds * 1000,
     owner: 'processor',
   };
+  // Every attempt keeps the claim alive past the DLQ's retention (a redrive resets it).
+  const claimTtl = retainUntil(clock(), deps.claimRetentionSeconds, message.claimExpiresAt);
   const claim: NewClaim = {
-    pk: event.key,
-    provider: event.provider,
-    account: event.account,
-    eventId: event.eventId,
-    eventType: event.eventType,
-    ...(event.objectId === undefined ? {} : { objectId: event.objectId }),
-    // Used only when the processor must re-create the claim (it expired, or a replay outlived it).
-    expiresAt: Math.max(event.claimExpiresAt ?? 0, Math.floor(clock() / 1000) + FALLBACK_CLAIM_TTL_SECONDS),
+    pk: message.key,
+    provider: message.provider,
+    account: message.account,
+    eventId: message.eventId,
+    eventType: message.eventType,
+    ...(message.objectId === undefined ? {} : { objectId: message.objectId }),
+    expiresAt: claimTtl,
   };
-  const begun = await deps.claims.beginProcessing(claim, lease, clock());
-  if (begun.kind === 'done') return { kind: 'already-done', key: event.key, event };
-  if (begun.kind === 'busy') throw new ClaimBusyError(event.key);
+  const begun = await deps.claims.beginProcessing(claim, lease, clock(), claimTtl);
+  if (begun.kind === 'done') return { kind: 'already-done', key: message.key, event: message };
+  if (begun.kind === 'busy') throw new ClaimBusyError(message.key);
 
   // Recorded on the claim with the next write this attempt makes (state step, failure or release).
   let archiveKey: string | undefined;
   try {
+    // Poison once read: it can never succeed, so the claim says FAILED (with why) at once.
+    const event = readEvent(message);
     if (deps.archive && begun.claim.archiveKey === undefined) {
-      const { payload: _payload, ...message } = event;
       archiveKey = await deps.archive.put(message, begun.claim.firstSeenAt, clock());
     }
     deps.faultPoint?.('processor.afterClaim', event.eventId);
     const outcome = await applyEvent(event, begun.claim, lease, archiveKey, deps);
-    return { kind: 'done', outcome, key: event.key, event };
+    return { kind: 'done', outcome, key: message.key, event: message };
   } catch (error) {
     if (error instanceof LeaseLostError) {
       // Another worker took the event over: leave the claim to it; our message is retried and
       // then acknowledged as already done.
       deps.log.warn('processing lease was taken over; leaving the event to its new holder', {
-        key: event.key,
+        key: message.key,
       });
       throw error;
     }
     const summary = errorSummary(error);
-    const lastAttempt = receiveCount >= deps.maxReceiveCount;
+    const poison = error instanceof PoisonMessageError;
+    const lastAttempt = poison || receiveCount >= deps.maxReceiveCount;
     try {
-      if (lastAttempt) await deps.claims.failProcessing(event.key, lease.token, summary, clock(), archiveKey);
-      else await deps.claims.releaseProcessing(event.key, lease.token, summary, clock(), archiveKey);
+      if (lastAttempt) {
+        const keepUntil = retainUntil(clock(), deps.claimRetentionSeconds, begun.claim.expiresAt);
+        await deps.claims.failProcessing(message.key, lease.token, summary, clock(), keepUntil, archiveKey);
+      } else await deps.claims.releaseProcessing(message.key, lease.token, summary, clock(), archiveKey);
     } catch (markError) {
       deps.log.warn('could not record the failure on the claim', {
-        key: event.key,
+        key: message.key,
         error: errorSummary(markError),
       });
     }
     deps.log.error(
-      lastAttempt
-        ? 'processing failed for the last time; the message goes to the DLQ'
-        : 'processing failed; SQS will redeliver',
+      poison
+        ? 'the message can never be processed; its claim is FAILED and the message goes to the DLQ'
+        : lastAttempt
+          ? 'processing failed for the last time; the message goes to the DLQ'
+          : 'processing failed; SQS will redeliver',
       {
-        key: event.key,
-        eventId: event.eventId,
-        eventType: event.eventType,
+        key: message.key,
+        eventId: message.eventId,
+        eventType: message.eventType,
         receiveCount,
         maxReceiveCount: deps.maxReceiveCount,
         error: summary,
@@ -206,15 +222,47 @@ export async function processMessage(
   }
 }
 
+/** How far a claim's markers say an event got. */
+interface Progress {
+  /** The state step is committed (the claim says so). */
+  readonly stateDone: boolean;
+  /** Planned effects whose markers are written, in order. */
+  readonly completed: readonly string[];
+  /** Planned effects still to run, in order. */
+  readonly remaining: readonly string[];
+}
+
+function progressOf(claim: Pick<ClaimRecord, 'lastCompletedStep' | 'plannedEffects'>): Progress {
+  const planned = claim.plannedEffects ?? [];
+  const step = claim.lastCompletedStep;
+  if (step === undefined) return { stateDone: false, completed: [], remaining: planned };
+  // A marker naming no planned effect (`state`, or an effect renamed since): nothing after it is done.
+  const done = planned.indexOf(step) + 1;
+  return { stateDone: true, completed: planned.slice(0, done), remaining: planned.slice(done) };
+}
+
+function effectOf(handler: BusinessHandler, name: string): EffectDefinition | { run: Effect } | undefined {
+  const effect = handler.effects?.[name];
+  if (effect === undefined) return undefined;
+  return typeof effect === 'function' ? { run: effect } : effect;
+}
+
+/** Whether running the effect again is harmless: its adapter honours the idempotency key. */
+function isRepeatSafe(handler: BusinessHandler, name: string, deps: ProcessorDeps): boolean {
+  const effect = effectOf(handler, name);
+  if (effect === undefined || !('adapter' in effect)) return false;
+  const adapter = effect.adapter === 'ledger' ? deps.ledger : deps.mailer;
+  return adapter?.honoursIdempotencyKey === true;
+}
+
 async function applyEvent(
   event: ProcessingEvent,
-  claim: Pick<ClaimRecord, 'lastCompletedStep' | 'plannedEffects'>,
+  claim: Pick<ClaimRecord, 'lastCompletedStep' | 'plannedEffects' | 'replan'>,
   lease: Lease,
   archiveKey: string | undefined,
   deps: ProcessorDeps,
 ): Promise<ProcessingOutcome> {
   const clock = deps.clock ?? Date.now;
-  const { lastCompletedStep, plannedEffects } = claim;
   const archived = archiveKey === undefined ? {} : { archiveKey };
   const handler = resolveHandler(deps.handlers, event.provider, event.eventType);
   if (!handler) {
@@ -232,46 +280,45 @@ async function applyEvent(
     return 'unhandled';
   }
 
-  let effects = plannedEffects ?? [];
+  const progress = progressOf(claim);
+  let effects = progress.remaining;
   let outcome: ProcessingOutcome = 'applied';
-  if (lastCompletedStep === undefined) {
-    const committed = await commitState(event, handler, lease, archiveKey, deps);
+  // Plan when the state is not committed yet, or when a forced replay asks for a new plan.
+  if (!progress.stateDone || claim.replan === true) {
+    const committed = await commitState(event, handler, lease, archiveKey, progress, deps);
     if (committed.done) return committed.outcome;
     effects = committed.effects;
     outcome = committed.outcome;
+    deps.faultPoint?.('processor.afterState', event.eventId);
   }
 
-  const start =
-    lastCompletedStep === undefined || lastCompletedStep === 'state'
-      ? 0
-      : effects.indexOf(lastCompletedStep) + 1;
-  if (start >= effects.length) {
-    // Every step is already done but the claim is not DONE (a forced replay set it back): finish it.
+  if (effects.length === 0) {
+    // Every step is already done but the claim is not DONE (a re-created claim kept its markers,
+    // or a forced replay set it back): finish it.
     await deps.claims.markStep(
       event.key,
       lease.token,
-      { step: lastCompletedStep ?? 'state', done: outcome, ...archived },
+      { step: claim.lastCompletedStep ?? 'state', done: outcome, ...archived },
       clock(),
     );
     return outcome;
   }
-  for (let index = start; index < effects.length; index++) {
-    const name = effects[index] ?? '';
-    const effect = handler.effects?.[name];
+  for (const [index, name] of effects.entries()) {
+    const effect = effectOf(handler, name);
     if (!effect) throw new Error(`handler for ${event.eventType} planned effect "${name}" but defines none`);
     const context: EffectContext = {
       idempotencyKey: `${event.key}:${name}`,
       ledger: deps.ledger,
       mailer: deps.mailer,
     };
-    await effect(event, context);
+    await effect.run(event, context);
     if (name === 'ledger') deps.faultPoint?.('processor.beforeLedgerMarker', event.eventId);
     const last = index === effects.length - 1;
     await deps.claims.markStep(
       event.key,
       lease.token,
       // The archive key rides on the first write of an attempt that resumed after the state step.
-      { step: name, ...(last ? { done: outcome } : {}), ...(index === start ? archived : {}) },
+      { step: name, ...(last ? { done: outcome } : {}), ...(index === 0 ? archived : {}) },
       clock(),
     );
     if (name === 'ledger') deps.faultPoint?.('processor.afterLedger', event.eventId);
@@ -279,47 +326,51 @@ async function applyEvent(
   return outcome;
 }
 
-/** Plans and commits the business writes with the `state` marker, re-planning when a row moved under us. */
+type Committed =
+  | { readonly done: true; readonly outcome: ProcessingOutcome }
+  | { readonly done: false; readonly outcome: ProcessingOutcome; readonly effects: readonly string[] };
+
+/**
+ * Plans and commits the business writes with the `state` marker, re-planning when a row moved under
+ * us. Effects the claim already marks done (a forced replay) are never planned again.
+ */
 async function commitState(
   event: ProcessingEvent,
   handler: BusinessHandler,
   lease: Lease,
   archiveKey: string | undefined,
+  progress: Progress,
   deps: ProcessorDeps,
-): Promise<
-  | { done: true; outcome: ProcessingOutcome }
-  | { done: false; outcome: ProcessingOutcome; effects: readonly string[] }
-> {
+): Promise<Committed> {
   const clock = deps.clock ?? Date.now;
   for (let round = 1; ; round++) {
     const reads: ReadMark[] = [];
     const context: PlanContext = {
       read: async (table, pk, order, guard) => {
         const row = await deps.state.get(table, pk);
-        const guardName = guard ?? 'lastEvent';
-        const lastEventId = row?.[`${guardName}Id`];
-        reads.push({
-          table,
-          pk,
-          guard: guardName,
-          exists: row !== undefined,
-          lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined,
-        });
-        return { row, newer: isNewer(order, row, guard) };
+        const mark = readMark(table, pk, row, order, guard);
+        reads.push(mark);
+        return { row, newer: isNewer(order, row, guard), writtenByThisEvent: mark.writtenByThisEvent };
       },
       has: (adapter) => (adapter === 'ledger' ? deps.ledger !== undefined : deps.mailer !== undefined),
     };
     const plan = await handler.plan(event, context);
+    // The rows already carry this event: its state committed in an earlier attempt.
+    const own = reads.find((read) => read.writtenByThisEvent);
+    if (own) return resumeFromRow(event, handler, lease, archiveKey, progress, own, deps);
+
     const writes = plan.writes ?? [];
-    const effects = plan.effects ?? [];
+    const plannedEffects = plan.effects ?? [];
+    const effects = plannedEffects.filter((name) => !progress.completed.includes(name));
     const outcome: ProcessingOutcome = plan.outcome ?? (writes.length > 0 ? 'applied' : 'noop');
     const done = effects.length === 0;
     const claimUpdate = deps.claims.stepUpdate(
       event.key,
       lease.token,
       {
-        step: 'state',
-        plannedEffects: effects,
+        // After a forced replay, the markers of the effects already done stay where they were.
+        step: progress.completed.at(-1) ?? 'state',
+        plannedEffects: [...progress.completed, ...effects],
         writtenRows: writes.map((w) => `${w.table}:${w.pk}`),
         ...(archiveKey === undefined ? {} : { archiveKey }),
         ...(done ? { done: outcome } : {}),
@@ -327,11 +378,83 @@ async function commitState(
       clock(),
     );
     try {
-      await deps.state.commit(writes, reads, claimUpdate, clock());
+      await deps.state.commit(writes, reads, claimUpdate, clock(), plannedEffects);
       return done ? { done: true, outcome } : { done: false, outcome, effects };
     } catch (error) {
       if (error instanceof WriteConflictError && round < MAX_PLAN_ROUNDS) continue;
       throw error;
     }
   }
+}
+
+/**
+ * A business row's last writer is this event, so its state transaction committed, yet the claim
+ * has no marker of it: an attempt's claim expired or was replaced under it (a redrive after the TTL,
+ * a receiver's takeover of an expired claim), or a forced replay asks for a new plan. That event is
+ * "applied by this event", not stale: its effects are resumed.
+ *
+ * With the claim's own markers (a forced replay) the remaining effects are known. Without them,
+ * which effects already ran is unknown: the row records which ones the event planned; those whose
+ * adapter honours `Idempotency-Key` are run again (a repeat returns the first result), the others
+ * are not (they might act twice) and are recorded on the claim as `unresumedEffects`, logged and
+ * counted, for an operator to decide.
+ */
+async function resumeFromRow(
+  event: ProcessingEvent,
+  handler: BusinessHandler,
+  lease: Lease,
+  archiveKey: string | undefined,
+  progress: Progress,
+  own: ReadMark,
+  deps: ProcessorDeps,
+): Promise<Committed> {
+  const clock = deps.clock ?? Date.now;
+  const archived = archiveKey === undefined ? {} : { archiveKey };
+  if (progress.stateDone) {
+    // A forced replay of an event whose claim kept its markers: nothing new to write or run.
+    if (progress.remaining.length === 0) {
+      await deps.claims.markStep(
+        event.key,
+        lease.token,
+        { step: progress.completed.at(-1) ?? 'state', done: 'applied', ...archived },
+        clock(),
+      );
+      return { done: true, outcome: 'applied' };
+    }
+    return { done: false, outcome: 'applied', effects: progress.remaining };
+  }
+
+  const recorded = own.recordedEffects;
+  const effects = (recorded ?? []).filter((name) => isRepeatSafe(handler, name, deps));
+  const unresumed = (recorded ?? []).filter((name) => !effects.includes(name));
+  const done = effects.length === 0;
+  if (recorded === undefined || unresumed.length > 0) {
+    deps.log.warn(
+      recorded === undefined
+        ? 'resuming an event from its business row, which does not record its planned effects: none was run again'
+        : 'resuming an event from its business row: effects that may act twice were not run again',
+      {
+        key: event.key,
+        eventId: event.eventId,
+        row: `${own.table}:${own.pk}`,
+        resumed: effects,
+        unresumed: recorded === undefined ? 'unknown' : unresumed,
+      },
+    );
+  }
+  await deps.claims.markStep(
+    event.key,
+    lease.token,
+    {
+      step: 'state',
+      plannedEffects: effects,
+      writtenRows: [`${own.table}:${own.pk}`],
+      recoveredFrom: RECOVERED_FROM_BUSINESS_ROW,
+      unresumedEffects: recorded === undefined ? ['unknown'] : unresumed,
+      ...archived,
+      ...(done ? { done: 'applied' } : {}),
+    },
+    clock(),
+  );
+  return done ? { done: true, outcome: 'applied' } : { done: false, outcome: 'applied', effects };
 }

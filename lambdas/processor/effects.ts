@@ -1,5 +1,6 @@
 /**
- * External effect adapters, configured by URL: a ledger that honours `Idempotency-Key`, and a mailer.
+ * External effect adapters, configured by URL: a ledger that honours `Idempotency-Key` (a repeat
+ * returns the first result), and a mailer that, by default, does not (a repeat is a second email).
  * Any non-2xx answer or network error throws, so the step is retried (its marker is not written).
  */
 import type { LedgerAdapter, MailerAdapter } from './types';
@@ -10,6 +11,8 @@ export class EffectError extends Error {
 
 export interface HttpEffectOptions {
   readonly url: string;
+  /** Whether the service returns the first result for a repeated `Idempotency-Key`. @default ledger true, mailer false */
+  readonly honoursIdempotencyKey?: boolean;
   readonly timeoutMs?: number;
   readonly fetch?: typeof fetch;
 }
@@ -38,14 +41,21 @@ async function postJson(
 }
 
 export class HttpLedger implements LedgerAdapter {
-  constructor(private readonly options: HttpEffectOptions) {}
+  readonly honoursIdempotencyKey: boolean;
+  constructor(private readonly options: HttpEffectOptions) {
+    this.honoursIdempotencyKey = options.honoursIdempotencyKey ?? true;
+  }
   post(entry: Readonly<Record<string, unknown>>, idempotencyKey: string): Promise<void> {
     return postJson('ledger', this.options, entry, idempotencyKey);
   }
 }
 
+/** A mailer sends what it is asked to: unless told otherwise, a repeated call is a second email. */
 export class HttpMailer implements MailerAdapter {
-  constructor(private readonly options: HttpEffectOptions) {}
+  readonly honoursIdempotencyKey: boolean;
+  constructor(private readonly options: HttpEffectOptions) {
+    this.honoursIdempotencyKey = options.honoursIdempotencyKey ?? false;
+  }
   send(message: Readonly<Record<string, unknown>>, idempotencyKey: string): Promise<void> {
     return postJson('mailer', this.options, message, idempotencyKey);
   }

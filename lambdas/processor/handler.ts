@@ -13,6 +13,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { isProviderId } from '../providers/types';
+import { retainUntil } from '../shared/claim-retention';
 import { faultInjector } from '../shared/faults';
 import {
   METRIC_NAMESPACE,
@@ -22,15 +23,30 @@ import {
 } from '../shared/metric-names';
 import { ProcessingClaims } from '../store/processing-claims';
 import { S3PayloadArchive } from './archive';
-import { ClaimBusyError, PoisonMessageError, type ProcessorDeps, processMessage } from './core';
+import {
+  ClaimBusyError,
+  PoisonMessageError,
+  type ProcessorDeps,
+  parseEventMessage,
+  processMessage,
+} from './core';
 import { HttpLedger, HttpMailer } from './effects';
 import { EXAMPLE_HANDLERS } from './handlers';
-import { loadProcessorSettings } from './settings';
+import { loadProcessorSettings, PROCESSOR_DEFAULTS } from './settings';
 import { StateStore } from './state-store';
 import type { HandlerRegistry } from './types';
 
+/**
+ * Called for each record when the processor cannot initialise (a bad setting, say): on the attempt
+ * SQS will not redeliver, it marks the record's claim FAILED, so the claim does not stay ENQUEUED
+ * while its only message sits in the DLQ. Resolves whether it marked the claim.
+ */
+export type InitFailureRecorder = (body: string, receiveCount: number, error: unknown) => Promise<boolean>;
+
 export interface ProcessorHandlerOptions {
   readonly deps: () => Omit<ProcessorDeps, 'log'>;
+  /** @default none: an initialisation failure leaves the claims as they are */
+  readonly onInitFailure?: InitFailureRecorder;
   readonly logger?: Logger;
   readonly metrics?: Metrics;
 }
@@ -58,8 +74,30 @@ export function createProcessorHandler(options: ProcessorHandlerOptions): Proces
   };
 
   const processRecord = async (record: SQSRecord): Promise<void> => {
-    deps ??= { ...options.deps(), log: logger };
     const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? '1') || 1;
+    if (deps === undefined) {
+      try {
+        deps = { ...options.deps(), log: logger };
+      } catch (error) {
+        // Tried again on the next record and the next invocation, until the cause is fixed.
+        const marked = await (
+          options.onInitFailure?.(record.body, receiveCount, error) ?? Promise.resolve(false)
+        ).catch((markError: unknown) => {
+          logger.warn('could not mark the claim FAILED after the initialisation failure', {
+            error: String(markError),
+          });
+          return false;
+        });
+        logger.error('processor initialisation failed; the record is retried', {
+          messageId: record.messageId,
+          receiveCount,
+          claimMarkedFailed: marked,
+          error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        });
+        emit(ProcessorMetric.ProcessingFailed, providerOf(record.body));
+        throw error;
+      }
+    }
     const started = Date.now();
     try {
       const result = await processMessage(record.body, receiveCount, deps);
@@ -132,6 +170,39 @@ function providerOf(body: string): string {
   }
 }
 
+/**
+ * The init-failure recorder from the few variables it needs (`CLAIMS_TABLE_NAME`, and
+ * `MAX_RECEIVE_COUNT`, `CLAIM_RETENTION_SECONDS` or their defaults when they are the bad setting).
+ * Undefined without a claims table name: then there is nothing to mark.
+ */
+export function initFailureRecorder(
+  env: NodeJS.ProcessEnv = process.env,
+  client?: DynamoDBClient,
+): InitFailureRecorder | undefined {
+  const tableName = env.CLAIMS_TABLE_NAME?.trim();
+  if (!tableName) return undefined;
+  const orDefault = (name: string, fallback: number) => {
+    const value = Number(env[name]);
+    return Number.isSafeInteger(value) && value > 0 ? value : fallback;
+  };
+  const maxReceiveCount = orDefault('MAX_RECEIVE_COUNT', PROCESSOR_DEFAULTS.maxReceiveCount);
+  const retention = orDefault('CLAIM_RETENTION_SECONDS', PROCESSOR_DEFAULTS.claimRetentionSeconds);
+  let claims: ProcessingClaims | undefined;
+  return async (body, receiveCount, error) => {
+    if (receiveCount < maxReceiveCount) return false;
+    let key: string;
+    try {
+      key = parseEventMessage(body).key;
+    } catch {
+      return false; // not an event message: no claim to mark
+    }
+    claims ??= new ProcessingClaims(client ?? new DynamoDBClient({ maxAttempts: 3 }), tableName);
+    const now = Date.now();
+    const reason = `processor initialisation failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
+    return claims.failUnheld(key, reason, now, retainUntil(now, retention));
+  };
+}
+
 /** Production wiring from the environment; `handlers` is where a user plugs in their own registry. */
 export function processorDepsFromEnvironment(
   env: NodeJS.ProcessEnv = process.env,
@@ -146,8 +217,23 @@ export function processorDepsFromEnvironment(
     handlers,
     leaseSeconds: settings.leaseSeconds,
     maxReceiveCount: settings.maxReceiveCount,
-    ...(settings.ledgerUrl ? { ledger: new HttpLedger({ url: settings.ledgerUrl }) } : {}),
-    ...(settings.mailerUrl ? { mailer: new HttpMailer({ url: settings.mailerUrl }) } : {}),
+    claimRetentionSeconds: settings.claimRetentionSeconds,
+    ...(settings.ledgerUrl
+      ? {
+          ledger: new HttpLedger({
+            url: settings.ledgerUrl,
+            honoursIdempotencyKey: settings.ledgerHonoursIdempotencyKey,
+          }),
+        }
+      : {}),
+    ...(settings.mailerUrl
+      ? {
+          mailer: new HttpMailer({
+            url: settings.mailerUrl,
+            honoursIdempotencyKey: settings.mailerHonoursIdempotencyKey,
+          }),
+        }
+      : {}),
     ...(faultPoint ? { faultPoint } : {}),
     ...(settings.archiveBucket
       ? {
@@ -162,4 +248,5 @@ export function processorDepsFromEnvironment(
 
 export const handler: ProcessorHandler = createProcessorHandler({
   deps: () => processorDepsFromEnvironment(),
+  onInitFailure: initFailureRecorder(),
 });

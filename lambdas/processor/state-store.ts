@@ -9,9 +9,17 @@ import type { EventOrder, GuardedWrite, TableRef } from './types';
 
 export const DEFAULT_GUARD = 'lastEvent';
 
-/** Guard attribute names for a prefix: `lastEventId`, `lastEventCreated`, `lastEventRank`. */
+/**
+ * Guard attribute names for a prefix: `lastEventId`, `lastEventCreated`, `lastEventRank`, and
+ * `lastEventEffects`, the effects the writer planned (read back when its claim's markers are lost).
+ */
 export function guardAttributes(guard: string = DEFAULT_GUARD) {
-  return { id: `${guard}Id`, at: `${guard}Created`, rank: `${guard}Rank` } as const;
+  return {
+    id: `${guard}Id`,
+    at: `${guard}Created`,
+    rank: `${guard}Rank`,
+    effects: `${guard}Effects`,
+  } as const;
 }
 
 /** The stale-order rule (pure): later time wins; same second, higher rank wins; otherwise the row stays. */
@@ -41,6 +49,35 @@ export interface ReadMark {
   readonly guard: string;
   readonly exists: boolean;
   readonly lastEventId: string | undefined;
+  /** The row's last writer under this guard is the event being planned. */
+  readonly writtenByThisEvent: boolean;
+  /** The effects that writer planned, when the row records them. */
+  readonly recordedEffects: readonly string[] | undefined;
+}
+
+/** What a plan's read sees of a row under a guard, for the event whose order is `order`. */
+export function readMark(
+  table: TableRef,
+  pk: string,
+  row: Readonly<Record<string, unknown>> | undefined,
+  order: EventOrder,
+  guard: string = DEFAULT_GUARD,
+): ReadMark {
+  const names = guardAttributes(guard);
+  const lastEventId = row?.[names.id];
+  const effects = row?.[names.effects];
+  return {
+    table,
+    pk,
+    guard,
+    exists: row !== undefined,
+    lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined,
+    writtenByThisEvent: lastEventId === order.eventId,
+    recordedEffects:
+      Array.isArray(effects) && effects.every((e) => typeof e === 'string')
+        ? (effects as string[])
+        : undefined,
+  };
 }
 
 export class StateStore {
@@ -74,8 +111,11 @@ export class StateStore {
     reads: readonly ReadMark[],
     claimUpdate: ClaimStepUpdate,
     nowMs: number,
+    plannedEffects: readonly string[] = [],
   ): Promise<void> {
-    const items = writes.map((write) => ({ Update: this.updateFor(write, reads, nowMs) }));
+    const items = writes.map((write) => ({
+      Update: this.updateFor(write, reads, nowMs, plannedEffects),
+    }));
     try {
       await this.doc.send(new TransactWriteCommand({ TransactItems: [...items, { Update: claimUpdate }] }));
     } catch (error) {
@@ -91,21 +131,29 @@ export class StateStore {
     }
   }
 
-  private updateFor(write: GuardedWrite, reads: readonly ReadMark[], nowMs: number) {
+  private updateFor(
+    write: GuardedWrite,
+    reads: readonly ReadMark[],
+    nowMs: number,
+    plannedEffects: readonly string[],
+  ) {
     const guard = write.guard ?? DEFAULT_GUARD;
     const names = guardAttributes(guard);
     const attributeNames: Record<string, string> = {
       '#gid': names.id,
       '#gat': names.at,
       '#grank': names.rank,
+      '#geff': names.effects,
     };
     const values: Record<string, unknown> = {
       ':gid': write.order.eventId,
       ':gat': write.order.at,
       ':grank': write.order.rank,
+      // With the state, in the same transaction: what a resume needs if the claim's markers are lost.
+      ':geff': [...plannedEffects],
       ':updatedAt': new Date(nowMs).toISOString(),
     };
-    const sets = ['#gid = :gid', '#gat = :gat', '#grank = :grank', 'updatedAt = :updatedAt'];
+    const sets = ['#gid = :gid', '#gat = :gat', '#grank = :grank', '#geff = :geff', 'updatedAt = :updatedAt'];
     Object.entries(write.attributes).forEach(([name, value], index) => {
       if (value === undefined || name === 'pk') return;
       attributeNames[`#a${index}`] = name;

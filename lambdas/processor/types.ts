@@ -44,6 +44,12 @@ export interface GuardedRead {
   readonly row: Readonly<Record<string, unknown>> | undefined;
   /** Whether an event with this order may write the row (it is newer than the row's last writer). */
   readonly newer: boolean;
+  /**
+   * The row's last writer (under this guard) is this very event: an earlier attempt committed its
+   * state and lost its claim's markers. The processor then resumes the event's effects instead of
+   * calling it stale, whatever the plan returns (docs/processor.md, "applied by this event").
+   */
+  readonly writtenByThisEvent: boolean;
 }
 
 export interface PlanContext {
@@ -67,6 +73,15 @@ export interface Plan {
 
 export type EffectAdapterName = 'ledger' | 'mailer';
 
+/**
+ * An effect with the adapter it calls, so the processor knows whether running it again is safe: an
+ * effect whose adapter honours `Idempotency-Key` can be repeated; any other may act twice.
+ */
+export interface EffectDefinition {
+  readonly adapter: EffectAdapterName;
+  readonly run: Effect;
+}
+
 export interface EffectContext {
   /** Stable per event and effect (`<claim key>:<effect>`): pass it to any API that takes one. */
   readonly idempotencyKey: string;
@@ -74,11 +89,22 @@ export interface EffectContext {
   readonly mailer: MailerAdapter | undefined;
 }
 
-export interface LedgerAdapter {
+/** What every effect adapter declares. */
+export interface EffectAdapter {
+  /**
+   * True when the service behind the adapter returns the first result for a repeated
+   * `Idempotency-Key` instead of acting again (the ledger). Only such effects are re-run when the
+   * processor cannot tell whether they already ran; a call repeated after a crash between the call
+   * and its step marker is harmless only for them.
+   */
+  readonly honoursIdempotencyKey: boolean;
+}
+
+export interface LedgerAdapter extends EffectAdapter {
   post(entry: Readonly<Record<string, unknown>>, idempotencyKey: string): Promise<void>;
 }
 
-export interface MailerAdapter {
+export interface MailerAdapter extends EffectAdapter {
   send(message: Readonly<Record<string, unknown>>, idempotencyKey: string): Promise<void>;
 }
 
@@ -87,8 +113,12 @@ export type Effect = (event: ProcessingEvent, context: EffectContext) => Promise
 export interface BusinessHandler {
   /** Decides what to write and which effects to run. Must be deterministic for a given event and state. */
   plan(event: ProcessingEvent, context: PlanContext): Promise<Plan>;
-  /** The effects `plan` may name. Their input must come from the event alone, so a resume can rerun them. */
-  readonly effects?: Readonly<Record<string, Effect>>;
+  /**
+   * The effects `plan` may name. Their input must come from the event alone, so a resume can rerun
+   * them. Declare the adapter an effect calls (`{ adapter: 'ledger', run }`) so the processor knows
+   * whether repeating it is safe; a bare function is treated as not safe to repeat.
+   */
+  readonly effects?: Readonly<Record<string, Effect | EffectDefinition>>;
 }
 
 /** Handlers per provider, keyed by exact event type or `prefix*` pattern (exact wins, then longest prefix). */

@@ -6,8 +6,8 @@ import {
   field,
   isoToEpochSeconds,
   nonEmptyString,
-  parseJsonObject,
   readHeader,
+  readRequestPayload,
   safeEqualAny,
   sha256,
   usableSecrets,
@@ -41,8 +41,13 @@ export function asaasObjectKind(event: string): string | undefined {
   return word === undefined || word === '' ? undefined : word.toLowerCase();
 }
 
+/** The JSON body, whatever its content type says (the processor reads it the same way). */
+function readPayload(request: WebhookRequest): Record<string, unknown> | undefined {
+  return readRequestPayload(request);
+}
+
 function extract(request: WebhookRequest): ExtractResult {
-  const payload = parseJsonObject(request.rawBody);
+  const payload = readPayload(request);
   if (payload === undefined) {
     return { ok: false, reason: 'invalid_json', detail: 'body is not a JSON object' };
   }
@@ -80,4 +85,5 @@ export const asaasProvider: Provider = {
   },
   verify,
   extract,
+  readPayload,
 };

@@ -4,6 +4,8 @@
  * decoded or parsed comes back as `undefined`, which callers treat as "no match".
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { type PayloadFormat, readJsonPayload } from '../shared/payload';
+import type { WebhookRequest } from './types';
 
 export function hmacSha256(key: string | Buffer, data: Buffer | string): Buffer {
   return createHmac('sha256', key).update(data).digest();
@@ -50,19 +52,23 @@ export function decodeBase64(value: string): Buffer | undefined {
   return bytes.toString('base64') === value ? bytes : undefined;
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
 /**
  * Parses the body as a JSON object (not an array, primitive or `null`). Invalid UTF-8 is rejected
  * rather than replaced, so what is read is exactly what was signed. Never throws.
  */
 export function parseJsonObject(raw: Buffer): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(utf8.decode(raw));
-    return isObject(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
+  return readJsonPayload(raw, undefined);
+}
+
+/**
+ * The delivery's JSON payload, read by the one reader the processor uses too
+ * (lambdas/shared/payload.ts): `format` says where a form-encoded body keeps its JSON.
+ */
+export function readRequestPayload(
+  request: WebhookRequest,
+  format: PayloadFormat = {},
+): Record<string, unknown> | undefined {
+  return readJsonPayload(request.rawBody, readHeader(request.headers, 'content-type'), format);
 }
 
 export function isObject(value: unknown): value is Record<string, unknown> {

@@ -8,9 +8,8 @@ import {
   field,
   hmacSha256,
   idString,
-  isObject,
-  parseJsonObject,
   readHeader,
+  readRequestPayload,
   safeEqualAny,
   usableSecrets,
 } from './crypto';
@@ -37,21 +36,7 @@ function verify(request: WebhookRequest, options: VerifyOptions): VerifyResult {
  * https://docs.github.com/en/webhooks/using-webhooks/creating-webhooks
  */
 function readPayload(request: WebhookRequest): Record<string, unknown> | undefined {
-  const contentType = readHeader(request.headers, 'content-type')?.toLowerCase() ?? '';
-  return contentType.startsWith('application/x-www-form-urlencoded')
-    ? parseJsonObjectFromForm(request.rawBody)
-    : parseJsonObject(request.rawBody);
-}
-
-function parseJsonObjectFromForm(raw: Buffer): Record<string, unknown> | undefined {
-  try {
-    const payload = new URLSearchParams(raw.toString('utf8')).get('payload');
-    if (payload === null) return undefined;
-    const value: unknown = JSON.parse(payload);
-    return isObject(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
+  return readRequestPayload(request, { formField: 'payload' });
 }
 
 function extract(request: WebhookRequest): ExtractResult {
@@ -94,4 +79,5 @@ export const githubProvider: Provider = {
   },
   verify,
   extract,
+  readPayload,
 };

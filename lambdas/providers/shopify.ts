@@ -8,8 +8,8 @@ import {
   hmacSha256,
   idString,
   isoToEpochSeconds,
-  parseJsonObject,
   readHeader,
+  readRequestPayload,
   safeEqualAny,
   usableSecrets,
 } from './crypto';
@@ -35,8 +35,13 @@ export function shopifyObjectKind(topic: string): string | undefined {
   return resource.endsWith('s') ? resource.slice(0, -1) : resource;
 }
 
+/** The JSON body, whatever its content type says (the processor reads it the same way). */
+function readPayload(request: WebhookRequest): Record<string, unknown> | undefined {
+  return readRequestPayload(request);
+}
+
 function extract(request: WebhookRequest): ExtractResult {
-  const payload = parseJsonObject(request.rawBody);
+  const payload = readPayload(request);
   if (payload === undefined) {
     return { ok: false, reason: 'invalid_json', detail: 'body is not a JSON object' };
   }
@@ -91,4 +96,5 @@ export const shopifyProvider: Provider = {
   },
   verify,
   extract,
+  readPayload,
 };

@@ -9,9 +9,9 @@ import {
   hmacSha256,
   isoToEpochSeconds,
   nonEmptyString,
-  parseJsonObject,
   parseUnixSeconds,
   readHeader,
+  readRequestPayload,
   safeEqualAny,
   usableSecrets,
   withinTolerance,
@@ -81,8 +81,13 @@ function verify(request: WebhookRequest, options: VerifyOptions): VerifyResult {
   return { ok: true };
 }
 
+/** The JSON body, whatever its content type says (the processor reads it the same way). */
+function readPayload(request: WebhookRequest): Record<string, unknown> | undefined {
+  return readRequestPayload(request);
+}
+
 function extract(request: WebhookRequest): ExtractResult {
-  const payload = parseJsonObject(request.rawBody);
+  const payload = readPayload(request);
   if (payload === undefined) {
     return { ok: false, reason: 'invalid_json', detail: 'body is not a JSON object' };
   }
@@ -141,4 +146,5 @@ export const stripeProvider: Provider = {
   },
   verify,
   extract,
+  readPayload,
 };

@@ -100,4 +100,9 @@ export interface Provider {
   verify(request: WebhookRequest, options: VerifyOptions): VerifyResult;
   /** Reads the event's identity from an already verified delivery. Never throws. */
   extract(request: WebhookRequest): ExtractResult;
+  /**
+   * The delivery's JSON payload, exactly as `extract` reads it; the processor reads queued bodies
+   * with it, so an event the receiver accepted is one the processor can read. Never throws.
+   */
+  readPayload(request: WebhookRequest): Record<string, unknown> | undefined;
 }

@@ -187,7 +187,9 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
     );
   }
   const key = keyResult.key;
-  const expiresAt = Math.floor(now / 1000) + settings.claimTtlSeconds;
+  // The provider's retry window, but never shorter than anything that can still redeliver the event.
+  const expiresAt =
+    Math.floor(now / 1000) + Math.max(settings.claimTtlSeconds, deps.settings.claimRetentionSeconds);
 
   const message: EventMessage = {
     v: EVENT_MESSAGE_VERSION,

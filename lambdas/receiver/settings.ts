@@ -6,6 +6,7 @@
 import { PROVIDERS } from '../providers';
 import { type KeyRule, type KeyRules, PROVIDER_IDS, type ProviderId } from '../providers/types';
 import { SQS_MAX_MESSAGE_BYTES } from '../queue/event-message';
+import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../shared/claim-retention';
 import { ConfigError, type Env, positiveInteger, required } from '../shared/config';
 
 export { ConfigError };
@@ -26,6 +27,11 @@ export interface ReceiverSettings {
   readonly duplicatePollMs: number;
   /** Largest raw body accepted; the default leaves room for the message envelope within SQS's limit. */
   readonly maxBodyBytes: number;
+  /**
+   * The least a claim lives, whatever its provider's TTL: the DLQ's retention plus a redrive margin
+   * (lambdas/shared/claim-retention.ts), so a message can never outlive its claim.
+   */
+  readonly claimRetentionSeconds: number;
   readonly providers: Readonly<Record<ProviderId, ProviderSettings>>;
 }
 
@@ -35,6 +41,7 @@ export const RECEIVER_DEFAULTS = {
   duplicatePollMs: 50,
   /** 256 KiB (SQS) less 8 KiB for the envelope: ids, headers and JSON escaping. */
   maxBodyBytes: SQS_MAX_MESSAGE_BYTES - 8_192,
+  claimRetentionSeconds: CLAIM_RETENTION_DEFAULT_SECONDS,
 } as const;
 
 const KEY_RULE_KINDS: ReadonlySet<string> = new Set<KeyRule['kind']>([
@@ -123,6 +130,11 @@ export function loadReceiverSettings(env: Env = process.env): ReceiverSettings {
     duplicateWaitMs: positiveInteger(env, 'DUPLICATE_WAIT_MS', RECEIVER_DEFAULTS.duplicateWaitMs),
     duplicatePollMs: positiveInteger(env, 'DUPLICATE_POLL_MS', RECEIVER_DEFAULTS.duplicatePollMs),
     maxBodyBytes: positiveInteger(env, 'MAX_BODY_BYTES', RECEIVER_DEFAULTS.maxBodyBytes),
+    claimRetentionSeconds: positiveInteger(
+      env,
+      'CLAIM_RETENTION_SECONDS',
+      RECEIVER_DEFAULTS.claimRetentionSeconds,
+    ),
     providers: parseProviderSettings(env.PROVIDER_SETTINGS),
   };
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 export const FAULT_POINT_NAMES = [
   'receiver.afterClaim',
   'processor.afterClaim',
+  'processor.afterState',
   'processor.beforeLedgerMarker',
   'processor.afterLedger',
 ] as const;

@@ -59,6 +59,18 @@ export interface ClaimRecord {
   readonly writtenRows?: readonly string[];
   /** S3 key of the payload archive object (bucket: the stack's archive bucket). */
   readonly archiveKey?: string;
+  /**
+   * Set by a forced replay (`webhooks replay --force`): plan the event again, keeping the step
+   * markers, so effects already done are not run again. Removed by the state step.
+   */
+  readonly replan?: boolean;
+  /** `business-row` when the claim's progress was recovered from the row this event wrote. */
+  readonly recoveredFrom?: string;
+  /**
+   * Effects such a recovery did not run again because they might act twice (`unknown` when the row
+   * did not record them): for an operator to check.
+   */
+  readonly unresumedEffects?: readonly string[];
 }
 
 /** What a receiver knows when it first claims a key. */

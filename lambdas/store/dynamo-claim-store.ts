@@ -5,10 +5,8 @@
  * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html
  */
 import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
-  CLAIM_ABSENT_OR_EXPIRED,
   type ClaimRecord,
   ClaimStatus,
   type ClaimStore,
@@ -19,6 +17,7 @@ import {
   newClaimRecord,
   type TakeOverExpectation,
 } from './claim';
+import { writeNewClaim } from './new-claim';
 
 export interface DynamoClaimStoreOptions {
   readonly client: DynamoDBClient;
@@ -42,27 +41,12 @@ export class DynamoClaimStore implements ClaimStore {
   }
 
   async createClaim(claim: NewClaim, lease: Lease, nowMs: number): Promise<CreateClaimResult> {
-    const record = newClaimRecord(claim, lease, ClaimStatus.Received, nowMs);
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: record,
-          ConditionExpression: CLAIM_ABSENT_OR_EXPIRED,
-          ExpressionAttributeValues: { ':nowS': epochSeconds(nowMs) },
-          // The existing item comes back on the error, so a duplicate costs no extra read.
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      return { created: true, claim: record };
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) {
-        // lib-dynamodb does not unmarshall the item carried by the error.
-        const existing = error.Item ? (unmarshall(error.Item) as ClaimRecord) : undefined;
-        return { created: false, existing };
-      }
-      throw error;
-    }
+    return writeNewClaim(
+      this.doc,
+      this.tableName,
+      newClaimRecord(claim, lease, ClaimStatus.Received, nowMs),
+      nowMs,
+    );
   }
 
   async recordDuplicate(pk: string, nowMs: number): Promise<ClaimRecord | undefined> {

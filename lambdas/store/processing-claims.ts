@@ -3,17 +3,10 @@
  * or fail, all fenced by the lease token the worker took. Item layout: see ./claim.ts.
  */
 import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import {
-  CLAIM_ABSENT_OR_EXPIRED,
-  type ClaimRecord,
-  ClaimStatus,
-  isExpired,
-  type Lease,
-  type NewClaim,
-  newClaimRecord,
-} from './claim';
+import { type ClaimRecord, ClaimStatus, isExpired, type Lease, type NewClaim, newClaimRecord } from './claim';
+import { writeNewClaim } from './new-claim';
 
 /** How an event ended, recorded on a DONE claim. */
 export type ProcessingOutcome = 'applied' | 'stale' | 'unhandled' | 'noop';
@@ -46,6 +39,13 @@ export interface StepMark {
   readonly writtenRows?: readonly string[];
   /** Where the payload archive object is (S3 key). */
   readonly archiveKey?: string;
+  /**
+   * Effects of an event resumed from its business row (its claim's markers were lost) that were not
+   * run again because their adapter may repeat them; the claim records them for an operator.
+   */
+  readonly unresumedEffects?: readonly string[];
+  /** Set when the claim's progress was recovered from somewhere other than itself (`business-row`). */
+  readonly recoveredFrom?: string;
 }
 
 export class LeaseLostError extends Error {
@@ -56,6 +56,24 @@ export class LeaseLostError extends Error {
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** A claim a worker may take: queued or failed, or processing under a lease that ran out. */
+const TAKEABLE =
+  '(#status IN (:received, :enqueued, :failed) OR (#status = :processing AND leaseExpiresAt <= :nowMs))';
+const TAKEABLE_VALUES = {
+  ':received': ClaimStatus.Received,
+  ':enqueued': ClaimStatus.Enqueued,
+  ':failed': ClaimStatus.Failed,
+} as const;
+
+function isTakeable(claim: ClaimRecord, nowMs: number): boolean {
+  return (
+    claim.status === ClaimStatus.Received ||
+    claim.status === ClaimStatus.Enqueued ||
+    claim.status === ClaimStatus.Failed ||
+    (claim.status === ClaimStatus.Processing && (claim.leaseExpiresAt ?? 0) <= nowMs)
+  );
+}
 const seconds = (ms: number): number => Math.floor(ms / 1000);
 
 export class ProcessingClaims {
@@ -72,44 +90,61 @@ export class ProcessingClaims {
    * Takes the processing lease: from RECEIVED (the receiver's mark may not have landed yet: the
    * message exists, so the event is queued), ENQUEUED, FAILED (a redrive or a provider retry), or
    * PROCESSING whose lease ran out (a worker died). When no live claim exists (it expired, or a
-   * replay outlived it), one is created from the message.
+   * replay outlived it), one is created from the message, keeping what an expired claim of the same
+   * event still records of its progress (./new-claim.ts).
+   *
+   * The claim's TTL is raised to `retainUntil` (never lowered): whatever happens to this attempt, the
+   * claim must outlive every copy of the message, the DLQ's included (docs/rules.md, claim TTL).
    */
-  async beginProcessing(claim: NewClaim, lease: Lease, nowMs: number): Promise<BeginProcessingResult> {
-    try {
-      const result = await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: claim.pk },
-          UpdateExpression:
-            'SET #status = :processing, leaseToken = :token, leaseExpiresAt = :leaseUntil, leaseOwner = :owner, processingStartedAt = :now ADD processingAttempts :one',
-          ConditionExpression:
-            'attribute_exists(pk) AND expiresAt > :nowS AND (#status IN (:received, :enqueued, :failed) OR (#status = :processing AND leaseExpiresAt <= :nowMs))',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':processing': ClaimStatus.Processing,
-            ':received': ClaimStatus.Received,
-            ':enqueued': ClaimStatus.Enqueued,
-            ':failed': ClaimStatus.Failed,
-            ':token': lease.token,
-            ':leaseUntil': lease.expiresAt,
-            ':owner': lease.owner,
-            ':now': iso(nowMs),
-            ':one': 1,
-            ':nowS': seconds(nowMs),
-            ':nowMs': nowMs,
-          },
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      return { kind: 'claimed', claim: result.Attributes as ClaimRecord };
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const existing = error.Item ? (unmarshall(error.Item) as ClaimRecord) : undefined;
-      if (existing === undefined || isExpired(existing, nowMs))
-        return this.createProcessing(claim, lease, nowMs);
-      if (existing.status === ClaimStatus.Done) return { kind: 'done', claim: existing };
-      return { kind: 'busy', claim: existing };
+  async beginProcessing(
+    claim: NewClaim,
+    lease: Lease,
+    nowMs: number,
+    retainUntil: number,
+  ): Promise<BeginProcessingResult> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const result = await this.doc.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { pk: claim.pk },
+            UpdateExpression:
+              'SET #status = :processing, leaseToken = :token, leaseExpiresAt = :leaseUntil, leaseOwner = :owner, processingStartedAt = :now, expiresAt = :retainUntil ADD processingAttempts :one',
+            ConditionExpression: `attribute_exists(pk) AND expiresAt > :nowS AND expiresAt <= :retainUntil AND ${TAKEABLE}`,
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: {
+              ...TAKEABLE_VALUES,
+              ':processing': ClaimStatus.Processing,
+              ':token': lease.token,
+              ':leaseUntil': lease.expiresAt,
+              ':owner': lease.owner,
+              ':now': iso(nowMs),
+              ':one': 1,
+              ':nowS': seconds(nowMs),
+              ':nowMs': nowMs,
+              ':retainUntil': retainUntil,
+            },
+            ReturnValues: 'ALL_NEW',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+        return { kind: 'claimed', claim: result.Attributes as ClaimRecord };
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        const existing = error.Item ? (unmarshall(error.Item) as ClaimRecord) : undefined;
+        // Our own update, committed before its response was lost and the SDK retried it.
+        if (existing !== undefined && existing.leaseToken === lease.token)
+          return { kind: 'claimed', claim: existing };
+        if (existing === undefined || isExpired(existing, nowMs))
+          return this.createProcessing({ ...claim, expiresAt: retainUntil }, lease, nowMs);
+        if (existing.status === ClaimStatus.Done) return { kind: 'done', claim: existing };
+        // Takeable, but its TTL is already later than ours: keep that one.
+        if (attempt === 0 && isTakeable(existing, nowMs) && existing.expiresAt > retainUntil) {
+          retainUntil = existing.expiresAt;
+          continue;
+        }
+        return { kind: 'busy', claim: existing };
+      }
     }
   }
 
@@ -123,22 +158,44 @@ export class ProcessingClaims {
       processingAttempts: 1,
       processingStartedAt: iso(nowMs),
     };
+    const written = await writeNewClaim(this.doc, this.tableName, record, nowMs);
+    // A receiver (or another worker) created a live claim in between: retry the message later.
+    return written.created
+      ? { kind: 'claimed', claim: written.claim }
+      : { kind: 'busy', claim: written.existing ?? record };
+  }
+
+  /**
+   * Marks FAILED a claim nobody holds, for a message whose processor could not even start (its
+   * initialisation failed) on the attempt SQS will not redeliver. Never takes a live lease from a
+   * worker; false when the claim is absent, expired, DONE or held.
+   */
+  async failUnheld(pk: string, error: string, nowMs: number, retainUntil: number): Promise<boolean> {
     try {
       await this.doc.send(
-        new PutCommand({
+        new UpdateCommand({
           TableName: this.tableName,
-          Item: record,
-          ConditionExpression: CLAIM_ABSENT_OR_EXPIRED,
-          ExpressionAttributeValues: { ':nowS': seconds(nowMs) },
+          Key: { pk },
+          UpdateExpression:
+            'SET #status = :failed, failedAt = :now, lastError = :error, lastErrorAt = :now, expiresAt = :retainUntil REMOVE leaseToken, leaseExpiresAt, leaseOwner',
+          ConditionExpression: `attribute_exists(pk) AND expiresAt > :nowS AND ${TAKEABLE}`,
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ...TAKEABLE_VALUES,
+            ':processing': ClaimStatus.Processing,
+            ':failed': ClaimStatus.Failed,
+            ':now': iso(nowMs),
+            ':error': error.slice(0, 1000),
+            ':nowS': seconds(nowMs),
+            ':nowMs': nowMs,
+            ':retainUntil': retainUntil,
+          },
         }),
       );
-      return { kind: 'claimed', claim: record };
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) {
-        // A receiver (or another worker) created it in between: start over on the next delivery.
-        return { kind: 'busy', claim: record };
-      }
-      throw error;
+      return true;
+    } catch (caught) {
+      if (caught instanceof ConditionalCheckFailedException) return false;
+      throw caught;
     }
   }
 
@@ -164,6 +221,16 @@ export class ProcessingClaims {
       sets.push('archiveKey = :archiveKey');
       values[':archiveKey'] = mark.archiveKey;
     }
+    if (mark.unresumedEffects !== undefined && mark.unresumedEffects.length > 0) {
+      sets.push('unresumedEffects = :unresumed');
+      values[':unresumed'] = [...mark.unresumedEffects];
+    }
+    if (mark.recoveredFrom !== undefined) {
+      sets.push('recoveredFrom = :recoveredFrom');
+      values[':recoveredFrom'] = mark.recoveredFrom;
+    }
+    // A forced replay's request to plan again is answered by the state step.
+    if (mark.step === 'state' || mark.done !== undefined) removes.push('replan');
     if (mark.done !== undefined) {
       sets.push('#status = :done', 'outcome = :outcome', 'completedAt = :now');
       values[':done'] = ClaimStatus.Done;
@@ -196,12 +263,23 @@ export class ProcessingClaims {
     });
   }
 
-  /** The last attempt failed: the message goes to the DLQ, the claim says FAILED and why. */
-  async failProcessing(pk: string, leaseToken: string, error: string, nowMs: number, archiveKey?: string) {
+  /**
+   * The last attempt failed (or the message can never succeed): the message goes to the DLQ, the
+   * claim says FAILED and why, and lives until `retainUntil` at least, so that a redrive within the
+   * DLQ's retention still finds it with its step markers.
+   */
+  async failProcessing(
+    pk: string,
+    leaseToken: string,
+    error: string,
+    nowMs: number,
+    retainUntil: number,
+    archiveKey?: string,
+  ) {
     await this.recordFailure(pk, leaseToken, error, nowMs, archiveKey, {
-      set: '#status = :failed, failedAt = :now',
+      set: '#status = :failed, failedAt = :now, expiresAt = :retainUntil',
       remove: 'REMOVE leaseToken, leaseExpiresAt, leaseOwner',
-      values: { ':failed': ClaimStatus.Failed },
+      values: { ':failed': ClaimStatus.Failed, ':retainUntil': retainUntil },
     });
   }
 

@@ -12,6 +12,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ARCHIVE_PREFIX } from '../../lambdas/shared/archive-layout';
+import { DLQ_RETENTION_SECONDS, REDRIVE_MARGIN_SECONDS } from '../../lambdas/shared/claim-retention';
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names';
 import { PROCESSOR_SERVICE } from './metrics';
 import { WebhookFunction } from './webhook-function';
@@ -49,6 +50,8 @@ export class EventProcessor extends Construct {
   public readonly processor: lambda.IFunction;
   public readonly processorLogGroup: logs.ILogGroup;
   public readonly visibilityTimeout: Duration;
+  /** How long claims are kept after each attempt: the DLQ's retention plus a redrive margin. */
+  public readonly claimRetention: Duration;
 
   constructor(scope: Construct, id: string, props: EventProcessorProps) {
     super(scope, id);
@@ -56,10 +59,12 @@ export class EventProcessor extends Construct {
     // Standard queues keep a message's original enqueue time when it moves to the DLQ, so the DLQ
     // must retain longer than the source queue (4 days) for the message to survive there.
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
-      retentionPeriod: Duration.days(14),
+      retentionPeriod: Duration.seconds(DLQ_RETENTION_SECONDS),
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
     });
+    // The DLQ's retention above, plus the time a redrive at its last moment needs to be processed.
+    this.claimRetention = Duration.seconds(DLQ_RETENTION_SECONDS + REDRIVE_MARGIN_SECONDS);
     this.visibilityTimeout = Duration.seconds(
       VISIBILITY_TIMEOUT_FACTOR * props.timeout.toSeconds() + props.maxBatchingWindow.toSeconds(),
     );
@@ -88,6 +93,8 @@ export class EventProcessor extends Construct {
         PROCESSING_LEASE_SECONDS: String(props.lease.toSeconds()),
         // The processor marks a claim FAILED on the attempt SQS will not redeliver.
         MAX_RECEIVE_COUNT: String(props.maxReceiveCount),
+        // Claims outlive the DLQ's copy of their message (lambdas/shared/claim-retention.ts).
+        CLAIM_RETENTION_SECONDS: String(this.claimRetention.toSeconds()),
         ...(props.ledgerUrl === undefined ? {} : { LEDGER_URL: props.ledgerUrl }),
         ...(props.mailerUrl === undefined ? {} : { MAILER_URL: props.mailerUrl }),
         ARCHIVE_BUCKET_NAME: props.archiveBucket.bucketName,

@@ -33,6 +33,8 @@ export interface WebhookIngestProps {
   readonly timeout: Duration;
   readonly memorySize: number;
   readonly lease: Duration;
+  /** The least a claim lives: the processor's claim retention (DLQ retention + redrive margin). */
+  readonly claimRetention: Duration;
   readonly throttlingRateLimit: number;
   readonly throttlingBurstLimit: number;
   readonly logRetention: logs.RetentionDays;
@@ -64,6 +66,7 @@ export class WebhookIngest extends Construct {
         CLAIMS_TABLE_NAME: props.claimsTable.tableName,
         EVENT_QUEUE_URL: props.eventQueue.queueUrl,
         RECEIVER_LEASE_SECONDS: String(props.lease.toSeconds()),
+        CLAIM_RETENTION_SECONDS: String(props.claimRetention.toSeconds()),
         PROVIDER_SETTINGS: props.providerSettingsJson,
         // ARNs only: the values are read at run time (lambdas/shared/secrets-manager.ts).
         [SECRET_ARNS_ENV_VAR]: Stack.of(this).toJsonString(secretArns),

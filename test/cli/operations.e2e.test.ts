@@ -335,7 +335,8 @@ describe('webhooks CLI on the local stack', () => {
         messageId: expect.any(String),
       }),
     ]);
-    // The processor took the claim again (one more attempt), planned "stale" and finished it.
+    // The processor took the claim again (one more attempt), planned again, found the row written by
+    // this very event and its effects marked done, and finished it: nothing written, nothing run.
     const after = await waitFor('the forced replay to be processed', async () => {
       const item = await claim(event.key);
       return item?.status === 'DONE' &&
@@ -343,7 +344,14 @@ describe('webhooks CLI on the local stack', () => {
         ? item
         : undefined;
     });
-    expect(after).toMatchObject({ outcome: 'stale', deliveries: 2, archiveKey: claimBefore?.archiveKey });
+    expect(after).toMatchObject({
+      outcome: 'applied',
+      deliveries: 2,
+      archiveKey: claimBefore?.archiveKey,
+      lastCompletedStep: 'receipt',
+      plannedEffects: ['ledger', 'receipt'],
+    });
+    expect(after.replan).toBeUndefined();
     await new Promise((r) => setTimeout(r, 1_000));
     expect(await payment(event.intentId)).toEqual(rowBefore);
     expect(await effectsFor(event.intentId)).toEqual(effectsBefore);

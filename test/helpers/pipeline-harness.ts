@@ -14,6 +14,7 @@ import { createProcessorHandler, type ProcessorHandler } from '../../lambdas/pro
 import { EXAMPLE_HANDLERS } from '../../lambdas/processor/handlers';
 import { StateStore } from '../../lambdas/processor/state-store';
 import type { HandlerRegistry, TableRef } from '../../lambdas/processor/types';
+import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../../lambdas/shared/claim-retention';
 import { faultInjector } from '../../lambdas/shared/faults';
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names';
 import { ProcessingClaims } from '../../lambdas/store/processing-claims';
@@ -99,6 +100,7 @@ export async function createPipelineHarness(options: PipelineOptions = {}): Prom
     handlers: options.handlers ?? EXAMPLE_HANDLERS,
     leaseSeconds: options.leaseSeconds ?? 30,
     maxReceiveCount,
+    claimRetentionSeconds: CLAIM_RETENTION_DEFAULT_SECONDS,
     ledger: new HttpLedger({ url: sink.ledgerUrl }),
     mailer: new HttpMailer({ url: sink.mailerUrl }),
     ...(faultPoint ? { faultPoint } : {}),

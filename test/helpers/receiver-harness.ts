@@ -80,6 +80,7 @@ export async function createReceiverHarness(
     duplicateWaitMs: RECEIVER_DEFAULTS.duplicateWaitMs,
     duplicatePollMs: 20,
     maxBodyBytes: RECEIVER_DEFAULTS.maxBodyBytes,
+    claimRetentionSeconds: RECEIVER_DEFAULTS.claimRetentionSeconds,
     providers: parseProviderSettings(undefined),
     ...settingsOverride,
   };

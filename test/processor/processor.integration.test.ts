@@ -223,7 +223,7 @@ describe('processor: crashes and retries', () => {
       plan: async (event) => {
         if (broken) throw new Error('temporary bug');
         return EXAMPLE_HANDLERS.stripe?.['payment_intent.*']?.plan(event, {
-          read: async () => ({ row: undefined, newer: true }),
+          read: async () => ({ row: undefined, newer: true, writtenByThisEvent: false }),
           has: () => false,
         }) as never;
       },
@@ -517,7 +517,7 @@ describe('processor: batches and leases', () => {
     await expect(a).rejects.toBeInstanceOf(LeaseLostError);
     expect((await h.row('payments', paymentRowKey('platform', 'pi_lease')))?.status).toBe('succeeded');
     await expect(
-      h.processorDeps.claims.failProcessing(accepted.key ?? '', tokenA, 'late', Date.now()),
+      h.processorDeps.claims.failProcessing(accepted.key ?? '', tokenA, 'late', Date.now(), 0),
     ).rejects.toBeInstanceOf(LeaseLostError);
     await expect(
       h.processorDeps.claims.markStep(
@@ -548,6 +548,7 @@ describe('processor: batches and leases', () => {
       },
       { token: 'other-worker', expiresAt: Date.now() + 60_000, owner: 'processor' },
       Date.now(),
+      Math.floor(Date.now() / 1000) + 3600,
     );
     expect(claimed.kind).toBe('claimed');
     await expect(processMessage(message?.Body ?? '', 1, { ...h.processorDeps, log })).rejects.toThrow(

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { PoisonMessageError, parseEventMessage, resolveHandler } from '../../lambdas/processor/core';
+import {
+  PoisonMessageError,
+  parseEventMessage,
+  readEvent,
+  resolveHandler,
+} from '../../lambdas/processor/core';
 import { EXAMPLE_HANDLERS } from '../../lambdas/processor/handlers';
 import { loadProcessorSettings } from '../../lambdas/processor/settings';
 import { isNewer } from '../../lambdas/processor/state-store';
@@ -46,13 +51,13 @@ describe('event messages', () => {
   };
 
   it("reads GitHub's form-encoded payload field", () => {
-    expect(parseEventMessage(JSON.stringify(message)).payload).toEqual({ ref: 'refs/heads/main' });
+    expect(readEvent(parseEventMessage(JSON.stringify(message))).payload).toEqual({ ref: 'refs/heads/main' });
   });
 
   it('decodes a base64 body', () => {
     const body = Buffer.from('{"a":1}').toString('base64');
-    const parsed = parseEventMessage(
-      JSON.stringify({ ...message, headers: {}, body, bodyEncoding: 'base64' }),
+    const parsed = readEvent(
+      parseEventMessage(JSON.stringify({ ...message, headers: {}, body, bodyEncoding: 'base64' })),
     );
     expect(parsed.payload).toEqual({ a: 1 });
   });

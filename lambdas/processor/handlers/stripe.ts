@@ -71,33 +71,41 @@ export const stripePaymentIntent: BusinessHandler = {
     };
   },
   effects: {
-    async ledger(event, context) {
-      const intent = obj(obj(event.payload.data)?.object) ?? {};
-      await context.ledger?.post(
-        {
-          payment: paymentRowKey(event.account, str(intent.id) ?? ''),
-          provider: 'stripe',
-          paymentIntent: str(intent.id),
-          amount: num(intent.amount_received) ?? num(intent.amount),
-          currency: str(intent.currency),
-          eventId: event.eventId,
-        },
-        context.idempotencyKey,
-      );
+    // The ledger honours Idempotency-Key: running it again after a crash returns the first posting.
+    ledger: {
+      adapter: 'ledger',
+      async run(event, context) {
+        const intent = obj(obj(event.payload.data)?.object) ?? {};
+        await context.ledger?.post(
+          {
+            payment: paymentRowKey(event.account, str(intent.id) ?? ''),
+            provider: 'stripe',
+            paymentIntent: str(intent.id),
+            amount: num(intent.amount_received) ?? num(intent.amount),
+            currency: str(intent.currency),
+            eventId: event.eventId,
+          },
+          context.idempotencyKey,
+        );
+      },
     },
-    async receipt(event, context) {
-      const intent = obj(obj(event.payload.data)?.object) ?? {};
-      await context.mailer?.send(
-        {
-          template: 'payment-receipt',
-          payment: paymentRowKey(event.account, str(intent.id) ?? ''),
-          to: str(intent.receipt_email),
-          customer: str(intent.customer),
-          amount: num(intent.amount_received) ?? num(intent.amount),
-          currency: str(intent.currency),
-        },
-        context.idempotencyKey,
-      );
+    // A plain mailer does not: a receipt run again is a second email (docs/processor.md).
+    receipt: {
+      adapter: 'mailer',
+      async run(event, context) {
+        const intent = obj(obj(event.payload.data)?.object) ?? {};
+        await context.mailer?.send(
+          {
+            template: 'payment-receipt',
+            payment: paymentRowKey(event.account, str(intent.id) ?? ''),
+            to: str(intent.receipt_email),
+            customer: str(intent.customer),
+            amount: num(intent.amount_received) ?? num(intent.amount),
+            currency: str(intent.currency),
+          },
+          context.idempotencyKey,
+        );
+      },
     },
   },
 };
