@@ -97,6 +97,25 @@ export function countOption(
   return value;
 }
 
+/** Seconds to wait, a whole number from 0 to `max`; `fallback` when the option is absent. */
+export function secondsOption(
+  args: ParsedArgs,
+  name: string,
+  max: number,
+  fallback: number,
+  command: string,
+): number {
+  const raw = stringOption(args, name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value > max)
+    throw new UsageError(
+      `--${name} must be a whole number of seconds from 0 to ${max}, got ${JSON.stringify(raw)}`,
+      command,
+    );
+  return value;
+}
+
 /** An ISO-8601 instant (`2026-12-02`, `2026-12-02T10:00:00Z`); a time without a zone is read as UTC. */
 export function instantOption(args: ParsedArgs, name: string, command: string): Date | undefined {
   const raw = stringOption(args, name);

@@ -15,10 +15,25 @@ import {
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import type { ProviderId } from '../../lambdas/providers/types';
-import { countOption, expectPositionals, GLOBAL_OPTIONS_HELP, parseCommandArgs } from '../args';
+import { isExpired } from '../../lambdas/store/claim';
+import {
+  countOption,
+  expectPositionals,
+  GLOBAL_OPTIONS_HELP,
+  parseCommandArgs,
+  secondsOption,
+} from '../args';
 import { getClaim } from '../claims';
 import { type Command, type CommandIO, output } from '../command';
 import { CliError } from '../errors';
+import {
+  DEFAULT_WAIT_SECONDS,
+  type FollowReport,
+  followClaims,
+  followFailed,
+  followText,
+  MAX_FOLLOWED,
+} from '../follow';
 import { formatDuration, plural } from '../format';
 import { progressBar } from '../progress';
 import { aws, openStack, type StackContext } from '../stack';
@@ -36,16 +51,22 @@ Lists the dead-letter queue's messages without consuming them: each is received 
 ${HOLD_SECONDS} s visibility timeout (so one listing does not see it twice), then made visible
 again at once (ChangeMessageVisibility 0). Receiving counts as a receive: a message's receive
 count in the DLQ goes up by one per listing. Shows each message's key, provider, event type,
-event id, receive count, sent time and its claim's current status.
+event id, receive count, sent time and its claim's current status. A claim past its TTL shows
+as "none (expired)": the processor treats it as absent and creates the claim again when the
+message is redriven, keeping the step markers the expired item still holds.
 
 options
   --max N        list at most N messages (default ${DEFAULT_LIST_MAX})
 ${GLOBAL_OPTIONS_HELP}`;
 
-const REDRIVE_HELP = `usage: webhooks dlq redrive [--max N]
+const REDRIVE_HELP = `usage: webhooks dlq redrive [--max N] [--wait SECONDS]
 
 Moves dead-letter messages back to the event queue, where the processor takes their FAILED
 claims again. Fix the cause first (webhooks dlq list; the processor log), or they come back.
+
+Then it follows the moved events' claims (at most ${MAX_FOLLOWED}) for up to --wait seconds and
+reports each: resumed (DONE), not fully resumed (state applied, but effects that might act twice
+were not run again: they are named, check them by hand), failed again, or still pending.
 
   without --max  an SQS message move task (StartMessageMoveTask, DLQ -> event queue), polled
                  with ListMessageMoveTasks until it ends
@@ -54,9 +75,11 @@ claims again. Fix the cause first (webhooks dlq list; the processor log), or the
 
 options
   --max N        move at most N messages, by hand (1 to ${MAX_MESSAGES})
+  --wait SECONDS how long to follow the moved events' claims (default ${DEFAULT_WAIT_SECONDS}; 0: do not follow)
 ${GLOBAL_OPTIONS_HELP}
 
-exit status: 0 done, 1 the move failed or was cancelled, 2 usage`;
+exit status: 0 done, 1 the move failed or was cancelled, or an event failed again or was not
+fully resumed, 2 usage`;
 
 interface EventSummary {
   readonly key: string | null;
@@ -113,8 +136,13 @@ export interface DlqEntry extends EventSummary {
   readonly messageId: string;
   readonly receiveCount: number | null;
   readonly sentAt: string | null;
-  /** The claim's status now, `null` when there is no claim (or no key). */
+  /**
+   * The claim's status as the pipeline acts on it: `null` when there is no claim (or no key), and
+   * when its TTL has passed (the processor treats an expired claim as absent).
+   */
   readonly claimStatus: string | null;
+  /** True when a claim item is still stored but past its TTL (`claimStatus` is then null). */
+  readonly claimExpired: boolean;
   readonly claimAttempts: number | null;
   readonly lastError: string | null;
 }
@@ -122,6 +150,7 @@ export interface DlqEntry extends EventSummary {
 async function listDlq(
   stack: StackContext,
   max: number,
+  nowMs: number,
 ): Promise<{ entries: DlqEntry[]; approximate: number }> {
   const dlq = stack.output('DeadLetterQueueUrl');
   const attributes = await queueAttributes(stack, dlq, ['ApproximateNumberOfMessages']);
@@ -142,7 +171,9 @@ async function listDlq(
     const summary = summarizeBody(message.Body);
     if (summary.key !== null && !claims.has(summary.key))
       claims.set(summary.key, await getClaim(stack, summary.key));
-    const claim = summary.key === null ? undefined : claims.get(summary.key);
+    const stored = summary.key === null ? undefined : claims.get(summary.key);
+    const expired = stored !== undefined && isExpired(stored, nowMs);
+    const claim = expired ? undefined : stored;
     const attrs = message.Attributes ?? {};
     const sent = Number(attrs.SentTimestamp);
     entries.push({
@@ -152,6 +183,7 @@ async function listDlq(
         attrs.ApproximateReceiveCount === undefined ? null : Number(attrs.ApproximateReceiveCount),
       sentAt: Number.isFinite(sent) && sent > 0 ? new Date(sent).toISOString() : null,
       claimStatus: claim?.status ?? null,
+      claimExpired: expired,
       claimAttempts: claim?.processingAttempts === undefined ? null : Number(claim.processingAttempts),
       lastError: claim?.lastError ?? null,
     });
@@ -193,7 +225,11 @@ function listText(result: { entries: DlqEntry[]; approximate: number }, max: num
       { header: 'event id', value: (e: DlqEntry) => e.eventId },
       { header: 'receives', value: (e: DlqEntry) => e.receiveCount ?? undefined },
       { header: 'sent', value: (e: DlqEntry) => e.sentAt },
-      { header: 'claim', value: (e: DlqEntry) => e.claimStatus ?? (e.key ? 'none' : undefined) },
+      {
+        header: 'claim',
+        value: (e: DlqEntry) =>
+          e.claimStatus ?? (e.claimExpired ? 'none (expired)' : e.key ? 'none' : undefined),
+      },
       { header: 'attempts', value: (e: DlqEntry) => e.claimAttempts ?? undefined },
     ],
     result.entries,
@@ -223,7 +259,7 @@ export const dlqListCommand: Command = {
     const max = countOption(args, 'max', MAX_MESSAGES, 'dlq list') ?? DEFAULT_LIST_MAX;
     const stack = await openStack({ stack: args.stack, env: io.env });
     try {
-      const result = await listDlq(stack, max);
+      const result = await listDlq(stack, max, io.now());
       output(
         io,
         args.json,
@@ -252,6 +288,8 @@ export interface RedriveResult {
     readonly provider: ProviderId | null;
     readonly messageId: string;
   }>;
+  /** What became of the moved events (absent with --wait 0). */
+  readonly follow?: FollowReport;
 }
 
 async function moveTask(
@@ -362,6 +400,11 @@ async function moveByHand(
 }
 
 function redriveText(result: RedriveResult): string {
+  const moved = redriveMoveText(result);
+  return result.follow ? `${moved}\n${followText(result.follow)}` : moved;
+}
+
+function redriveMoveText(result: RedriveResult): string {
   const how =
     result.mode === 'move-task'
       ? 'message move task'
@@ -374,11 +417,28 @@ function redriveText(result: RedriveResult): string {
   ];
   if (result.messages?.length)
     lines.push(...result.messages.map((m) => `  ${m.key ?? '(not an event message)'}`));
-  if (result.moved > 0)
+  if (result.moved > 0 && result.follow === undefined)
     lines.push(
       'The processor takes their FAILED claims again; follow one with webhooks inspect --key <key>.',
     );
   return lines.join('\n');
+}
+
+/** Follows what was moved; a move task of more messages than were listed leaves the rest unfollowed. */
+async function followMoved(
+  stack: StackContext,
+  keys: readonly string[],
+  moved: number,
+  sinceMs: number,
+  waitSeconds: number,
+  io: CommandIO,
+): Promise<FollowReport> {
+  const report = await followClaims(stack, keys, {
+    sinceMs,
+    waitMs: waitSeconds * 1000,
+    now: () => io.now(),
+  });
+  return { ...report, notFollowed: Math.max(report.notFollowed, moved - report.followed) };
 }
 
 export const dlqRedriveCommand: Command = {
@@ -386,13 +446,14 @@ export const dlqRedriveCommand: Command = {
   synopsis: { usage: 'dlq redrive [--max N]', summary: 'move DLQ messages back to the event queue' },
   help: REDRIVE_HELP,
   async run(argv, io) {
-    const args = parseCommandArgs(argv, { max: { type: 'string' } }, 'dlq redrive');
+    const args = parseCommandArgs(argv, { max: { type: 'string' }, wait: { type: 'string' } }, 'dlq redrive');
     if (args.help) {
       io.print(REDRIVE_HELP);
       return 0;
     }
     expectPositionals(args, 0, 'dlq redrive');
     const max = countOption(args, 'max', MAX_MESSAGES, 'dlq redrive');
+    const waitSeconds = secondsOption(args, 'wait', 3600, DEFAULT_WAIT_SECONDS, 'dlq redrive');
     const stack = await openStack({ stack: args.stack, env: io.env });
     try {
       const dlqUrl = stack.output('DeadLetterQueueUrl');
@@ -402,7 +463,13 @@ export const dlqRedriveCommand: Command = {
       const sourceArn = dlq.QueueArn ?? '';
       const destinationArn = queue.QueueArn ?? '';
       const approximate = Number(dlq.ApproximateNumberOfMessages ?? 0);
-      const result =
+      const sinceMs = io.now();
+      // A move task does not say what it moved: the keys to follow are listed first.
+      const listed =
+        max === undefined && waitSeconds > 0
+          ? (await listDlq(stack, MAX_FOLLOWED, sinceMs)).entries.flatMap((e) => (e.key ? [e.key] : []))
+          : [];
+      const moved =
         max === undefined
           ? await moveTask(stack, sourceArn, destinationArn, approximate, io, args.json)
           : await moveByHand(
@@ -414,10 +481,18 @@ export const dlqRedriveCommand: Command = {
               io,
               args.json,
             );
+      const keys = max === undefined ? listed : (moved.messages ?? []).flatMap((m) => (m.key ? [m.key] : []));
+      const result: RedriveResult =
+        waitSeconds > 0 && moved.moved > 0 && keys.length > 0
+          ? {
+              ...moved,
+              follow: await followMoved(stack, keys, moved.moved, sinceMs, waitSeconds, io),
+            }
+          : moved;
       output(io, args.json, { stack: stack.name, ...result }, () => redriveText(result));
       if (result.status === 'FAILED')
         throw new CliError(`the message move task failed: ${result.failureReason ?? 'no reason given'}`);
-      return result.status === 'COMPLETED' ? 0 : 1;
+      return result.status === 'COMPLETED' && !followFailed(result.follow) ? 0 : 1;
     } finally {
       stack.destroy();
     }

@@ -63,7 +63,13 @@ export interface ClaimView {
   readonly eventId: string;
   readonly eventType: string;
   readonly objectId: string | null;
+  /** As stored. */
   readonly status: string;
+  /**
+   * As the receiver and the processor act on it: the stored status while the claim is live, `null`
+   * once its TTL has passed (an expired claim is absent to them, whether or not DynamoDB has deleted it).
+   */
+  readonly effectiveStatus: string | null;
   readonly outcome: string | null;
   readonly deliveries: number;
   readonly processingAttempts: number;
@@ -71,6 +77,12 @@ export interface ClaimView {
   readonly lastSeenAt: string;
   readonly step: string | null;
   readonly plannedEffects: readonly string[];
+  /** Set by a forced replay until the processor plans the event again. */
+  readonly replan: boolean;
+  /** `business-row` when the processor recovered the progress from the row this event wrote. */
+  readonly recoveredFrom: string | null;
+  /** Effects not run again because they might act twice: check them by hand. */
+  readonly unresumedEffects: readonly string[];
   readonly lease: {
     readonly owner: string | null;
     readonly token: string | null;
@@ -117,6 +129,7 @@ export async function viewClaim(stack: StackContext, claim: ClaimRecord, nowMs: 
     eventType: claim.eventType,
     objectId: claim.objectId ?? null,
     status: claim.status,
+    effectiveStatus: claim.expiresAt * 1000 <= nowMs ? null : claim.status,
     outcome: claim.outcome ?? null,
     deliveries: Number(claim.deliveries ?? 0),
     processingAttempts: Number(claim.processingAttempts ?? 0),
@@ -124,6 +137,9 @@ export async function viewClaim(stack: StackContext, claim: ClaimRecord, nowMs: 
     lastSeenAt: claim.lastSeenAt,
     step: claim.lastCompletedStep ?? null,
     plannedEffects: claim.plannedEffects ?? [],
+    replan: claim.replan === true,
+    recoveredFrom: claim.recoveredFrom ?? null,
+    unresumedEffects: claim.unresumedEffects ?? [],
     lease:
       claim.leaseToken === undefined && leaseAt === undefined
         ? null
@@ -177,8 +193,12 @@ function claimText(view: ClaimView, nowMs: number): string {
   const lease = view.lease
     ? `${view.lease.owner ?? '?'}${view.lease.expiresAt ? `, until ${timeWithDistance(Date.parse(view.lease.expiresAt), nowMs)}` : ''}${view.lease.live ? '' : ', ended'}`
     : 'none';
+  const status =
+    view.effectiveStatus === null
+      ? `none (expired; stored as ${view.status}${outcome}): the receiver and the processor treat it as absent, and the next delivery or redrive creates it again, keeping its step markers`
+      : `${view.status}${outcome}${view.replan ? ', replan (forced replay pending)' : ''}`;
   const fields = formatFields([
-    ['status', `${view.status}${outcome}`],
+    ['status', status],
     ['deliveries', view.deliveries],
     ['event', `${view.provider} ${view.eventType} ${view.eventId}`],
     ['account', view.account],
@@ -190,6 +210,16 @@ function claimText(view: ClaimView, nowMs: number): string {
       view.step === null
         ? 'none yet'
         : `${view.step}${view.plannedEffects.length ? ` (planned effects: ${view.plannedEffects.join(', ')})` : ''}`,
+    ],
+    [
+      'recovered',
+      view.recoveredFrom === null ? null : `from the ${view.recoveredFrom} (the claim's markers were lost)`,
+    ],
+    [
+      'not resumed',
+      view.unresumedEffects.length === 0
+        ? null
+        : `${view.unresumedEffects.join(', ')}: not run again because they might act twice; check them by hand`,
     ],
     ['attempts', view.processingAttempts],
     ['lease', lease],

@@ -1,15 +1,17 @@
 /**
  * `webhooks replay`: sends archived events back through the processor, as the queue message the
  * receiver first sent (the archived object without `archivedAt`). Events whose claim is DONE are
- * skipped unless `--force`, which first reopens the claim (DONE -> ENQUEUED, step marker removed)
- * so the processor plans the event again. That is harmless by design: business writes are absolute
- * and guarded by the order of the event that last wrote the row, so the processor finds the row
- * already written by this event, plans `stale`, and runs no effect (docs/operations.md).
+ * skipped unless `--force`, which first reopens the claim (DONE -> ENQUEUED with `replan`, step
+ * markers kept) so the processor plans the event again: it re-writes state lost from a business
+ * table (absolute writes, guarded by the order of the row's last writer) and runs no effect its
+ * markers say is done (docs/operations.md). A claim past its TTL is treated as absent, as the
+ * processor treats it. Then the sent events' claims are followed and what could not be resumed is
+ * reported (./follow.ts).
  */
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { ArchivedEvent } from '../../lambdas/processor/archive';
 import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types';
-import { ClaimStatus } from '../../lambdas/store/claim';
+import { ClaimStatus, isExpired } from '../../lambdas/store/claim';
 import {
   archiveUri,
   listArchiveKeys,
@@ -27,11 +29,13 @@ import {
   type ParsedArgs,
   parseCommandArgs,
   providerArgument,
+  secondsOption,
   stringOption,
 } from '../args';
 import { findClaimByKey, findClaimsByEvent, getClaim, reopenDoneClaim } from '../claims';
 import { type Command, type CommandIO, output } from '../command';
 import { ClaimNotFoundError, CliError, UsageError } from '../errors';
+import { DEFAULT_WAIT_SECONDS, type FollowReport, followClaims, followFailed, followText } from '../follow';
 import { plural } from '../format';
 import { progressBar } from '../progress';
 import { aws, openStack, type StackContext } from '../stack';
@@ -52,9 +56,17 @@ bucket and sends it (without archivedAt) to the event queue.
   - claim FAILED, RECEIVED, ENQUEUED, PROCESSING, or none (expired): sent; the processor takes a
     FAILED claim again, creates a missing one, and absorbs a copy of one still in flight
 
---force reopens a DONE claim first (conditional UpdateItem: status DONE -> ENQUEUED, step marker
-removed), so the processor plans the event again. Absolute writes and the stale-order guard make
-that harmless: it finds the rows already written by this event, plans "stale", runs no effect.
+A claim past its TTL counts as none, as the processor counts it: the event is sent and the
+processor creates the claim again, keeping the step markers the expired item still holds.
+
+--force reopens a DONE claim first (conditional UpdateItem: status DONE -> ENQUEUED, replan set,
+step markers kept), so the processor plans the event again: it re-writes rows this event is
+still the newest writer of (say, after a table restore) and runs no effect its markers say is
+done.
+
+Then the claims of the events sent are followed for up to --wait seconds and each is reported:
+resumed (DONE), not fully resumed (effects that might act twice were not run again: they are
+named, check them by hand), failed again, or still pending.
 
 A time range lists events/<provider>/<day>/ for every UTC day from --from to --to (for one
 provider, or all five) and replays the events whose receivedAt is in [--from, --to).
@@ -65,9 +77,11 @@ options
   --from ISO     start of a time range, inclusive (2026-12-02 or 2026-12-02T10:00:00Z; UTC)
   --to ISO       end of the time range, exclusive
   --force        replay events whose claim is DONE too (see above)
+  --wait SECONDS how long to follow the sent events' claims (default ${DEFAULT_WAIT_SECONDS}; 0: do not follow)
 ${GLOBAL_OPTIONS_HELP}
 
-exit status: 0 every event sent or skipped, 1 a claim or archive object was missing, 2 usage`;
+exit status: 0 every event sent or skipped, 1 a claim or archive object was missing, or an
+event failed again or was not fully resumed, 2 usage`;
 
 export type ReplayAction = 'sent' | 'forced' | 'skipped' | 'failed';
 
@@ -214,9 +228,17 @@ async function candidatesFor(
   };
 }
 
-async function replayOne(stack: StackContext, candidate: Candidate, force: boolean): Promise<ReplayEntry> {
+async function replayOne(
+  stack: StackContext,
+  candidate: Candidate,
+  force: boolean,
+  nowMs: number,
+): Promise<ReplayEntry> {
   const bucket = stack.outputs.ArchiveBucketName ?? '<ArchiveBucketName>';
-  const claim = await getClaim(stack, candidate.key);
+  const stored = await getClaim(stack, candidate.key);
+  // Past its TTL, a claim is absent to the processor and the receiver: so it is here.
+  const expired = stored !== undefined && isExpired(stored, nowMs);
+  const claim = expired ? undefined : stored;
   const base = {
     key: candidate.key,
     provider: candidate.archived?.provider ?? claim?.provider ?? null,
@@ -252,12 +274,17 @@ async function replayOne(stack: StackContext, candidate: Candidate, force: boole
   };
   let action: ReplayAction = 'sent';
   let reason =
-    claim === undefined ? 'no claim (expired): the processor creates one' : `claim was ${claim.status}`;
+    claim === undefined
+      ? expired
+        ? `claim expired (stored as ${stored.status}): the processor creates it again, keeping its step markers`
+        : 'no claim (expired): the processor creates one'
+      : `claim was ${claim.status}`;
   if (claim?.status === ClaimStatus.Done) {
     if (!(await reopenDoneClaim(stack, candidate.key)))
       return { ...withEvent, action: 'skipped', reason: 'the claim changed while replaying: run again' };
     action = 'forced';
-    reason = 'claim reopened (DONE -> ENQUEUED); the stale-order guard keeps effects from running again';
+    reason =
+      'claim reopened (DONE -> ENQUEUED, replan); its step markers keep done effects from running again';
   }
   const queueUrl = stack.output('EventQueueUrl');
   const sent = await aws(stack, `SendMessage to ${queueUrl}`, () =>
@@ -274,7 +301,16 @@ export function summarize(entries: readonly Pick<ReplayEntry, 'action'>[]): Reco
   return counts;
 }
 
-function replayText(entries: readonly ReplayEntry[], scanned: Scanned | undefined): string {
+function replayText(
+  entries: readonly ReplayEntry[],
+  scanned: Scanned | undefined,
+  follow: FollowReport | undefined,
+): string {
+  const text = replayTableText(entries, scanned);
+  return follow ? `${text}\n${followText(follow)}` : text;
+}
+
+function replayTableText(entries: readonly ReplayEntry[], scanned: Scanned | undefined): string {
   const counts = summarize(entries);
   const head = scanned
     ? `listed ${plural(scanned.prefixes, 'day prefix', 'day prefixes')}: ${plural(scanned.objects, 'archived event')}, ${scanned.inRange} in range\n`
@@ -309,6 +345,7 @@ export const replayCommand: Command = {
         from: { type: 'string' },
         to: { type: 'string' },
         force: { type: 'boolean' },
+        wait: { type: 'string' },
       },
       NAME,
     );
@@ -318,6 +355,7 @@ export const replayCommand: Command = {
     }
     const query = replayQuery(args);
     const force = booleanOption(args, 'force');
+    const waitSeconds = secondsOption(args, 'wait', 3600, DEFAULT_WAIT_SECONDS, NAME);
     const stack = await openStack({ stack: args.stack, env: io.env });
     try {
       const { candidates, unreadable, scanned } = await candidatesFor(stack, query, io, args.json);
@@ -328,12 +366,18 @@ export const replayCommand: Command = {
         enabled: query.kind === 'range' && (!args.json || io.stderr.isTTY === true),
       });
       bar.update(0, candidates.length);
+      const sinceMs = io.now();
       for (const [index, candidate] of candidates.entries()) {
-        entries.push(await replayOne(stack, candidate, force));
+        entries.push(await replayOne(stack, candidate, force, io.now()));
         bar.update(index + 1);
       }
       bar.finish();
       const summary = summarize(entries);
+      const sent = entries.filter((e) => e.action === 'sent' || e.action === 'forced').map((e) => e.key);
+      const follow =
+        waitSeconds > 0 && sent.length > 0
+          ? await followClaims(stack, sent, { sinceMs, waitMs: waitSeconds * 1000, now: () => io.now() })
+          : undefined;
       output(
         io,
         args.json,
@@ -347,10 +391,11 @@ export const replayCommand: Command = {
           ...(scanned ? { scanned } : {}),
           results: entries,
           summary,
+          ...(follow ? { follow } : {}),
         },
-        () => replayText(entries, scanned),
+        () => replayText(entries, scanned, follow),
       );
-      return summary.failed > 0 ? 1 : 0;
+      return summary.failed > 0 || followFailed(follow) ? 1 : 0;
     } finally {
       stack.destroy();
     }

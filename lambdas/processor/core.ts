@@ -311,6 +311,7 @@ async function applyEvent(
       ledger: deps.ledger,
       mailer: deps.mailer,
     };
+    if (name === 'ledger') deps.faultPoint?.('processor.beforeLedger', event.eventId);
     await effect.run(event, context);
     if (name === 'ledger') deps.faultPoint?.('processor.beforeLedgerMarker', event.eventId);
     const last = index === effects.length - 1;

@@ -11,6 +11,7 @@ export const FAULT_POINT_NAMES = [
   'receiver.afterClaim',
   'processor.afterClaim',
   'processor.afterState',
+  'processor.beforeLedger',
   'processor.beforeLedgerMarker',
   'processor.afterLedger',
 ] as const;

@@ -48,6 +48,10 @@ export interface ClaimRecord {
   readonly messageId?: string;
   /** Last error recorded on the claim (enqueue failure, processing failure), for operators. */
   readonly lastError?: string;
+  /** ISO-8601: when `lastError` was recorded, when the claim last went FAILED, and when it went DONE. */
+  readonly lastErrorAt?: string;
+  readonly failedAt?: string;
+  readonly completedAt?: string;
   /** Step marker written by the processor after each step (`state`, then each effect). */
   readonly lastCompletedStep?: string;
   /** The external effects the processor planned for the event, in order (read on resume). */

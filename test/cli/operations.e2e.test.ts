@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EffectEntry } from '../../local/effects-sink';
 import { LOCAL_CREDENTIALS } from '../../local/emulators';
@@ -118,7 +118,14 @@ beforeAll(async () => {
       MAX_RECEIVE_COUNT: '3',
       // Three failures each: the third one marks the claim FAILED and SQS dead-letters the message;
       // after that the fault is used up, as if the handler bug had been fixed.
-      FAULT_POINTS: 'processor.afterClaim@poisoncli:3,processor.afterClaim@poisonmax:3',
+      // The ledger "down" for two more events on all three attempts: their state commits, their
+      // claims end FAILED at `state`, their messages in the DLQ.
+      FAULT_POINTS: [
+        'processor.afterClaim@poisoncli:3',
+        'processor.afterClaim@poisonmax:3',
+        'processor.beforeLedger@lateredrive:3',
+        'processor.beforeLedger@lostclaim:3',
+      ].join(','),
     },
     'webhooks-cli-e2e',
   );
@@ -264,21 +271,31 @@ describe('webhooks CLI on the local stack', () => {
     expect(await effectsFor(poison.intentId)).toEqual([]);
 
     // The faults are used up (the "fix"). One message by hand, the rest with a move task.
-    const byHand = await json<{ mode: string; moved: number; messages: Array<{ key: string }> }>(
-      'dlq',
-      'redrive',
-      '--max',
-      '1',
-    );
-    expect(byHand).toMatchObject({ mode: 'by-hand', moved: 1 });
+    const byHand = await json<{
+      mode: string;
+      moved: number;
+      messages: Array<{ key: string }>;
+      follow: unknown;
+    }>('dlq', 'redrive', '--max', '1');
+    expect(byHand).toMatchObject({
+      mode: 'by-hand',
+      moved: 1,
+      follow: { followed: 1, summary: { resumed: 1, 'not-resumed': 0, failed: 0, pending: 0 } },
+    });
     const task = await json<{
       mode: string;
       status: string;
       moved: number;
       sourceArn: string;
       destinationArn: string;
+      follow: unknown;
     }>('dlq', 'redrive');
-    expect(task).toMatchObject({ mode: 'move-task', status: 'COMPLETED', moved: 1 });
+    expect(task).toMatchObject({
+      mode: 'move-task',
+      status: 'COMPLETED',
+      moved: 1,
+      follow: { followed: 1, summary: { resumed: 1 } },
+    });
     expect(task.sourceArn).toMatch(/DeadLetterQueue/);
     expect(task.destinationArn).toMatch(/EventQueue/);
 
@@ -295,6 +312,91 @@ describe('webhooks CLI on the local stack', () => {
     }
     expect((await json<DlqList>('dlq', 'list')).messages).toEqual([]);
   }, 90_000);
+
+  it('redrive after the provider window: a retained claim resumes its effects, a lost one resumes from its row, and what could not be resumed is reported', async () => {
+    const late = delivery('lateredrive');
+    const lost = delivery('lostclaim');
+    // Not archived-checked below: `lost` loses its claim (and so its archive pointer) on purpose.
+    posted.delete('lateredrive');
+    posted.delete('lostclaim');
+    expect((await post(late)).status).toBe(200);
+    expect((await post(lost)).status).toBe(200);
+    for (const event of [late, lost]) {
+      const failed = await claimIn(event.key, 'FAILED', 40_000);
+      expect(failed).toMatchObject({ lastCompletedStep: 'state' });
+      expect(String(failed.lastError)).toContain('injected fault at processor.beforeLedger');
+      expect(await payment(event.intentId)).toMatchObject({
+        status: 'succeeded',
+        lastEventId: event.eventId,
+      });
+    }
+    await waitFor(
+      'both messages in the DLQ',
+      async () => {
+        const listed = await json<DlqList>('dlq', 'list');
+        return listed.messages.length >= 2 ? listed : undefined;
+      },
+      40_000,
+    );
+    expect(await effectsFor(late.intentId)).toEqual([]);
+
+    // Both claims outlive the DLQ's 14 days and a redrive margin, whatever Stripe's 7-day window.
+    const retained = Math.floor(Date.now() / 1000) + 15 * 24 * 3600 - 120;
+    expect(Number((await claim(late.key))?.expiresAt)).toBeGreaterThanOrEqual(retained);
+    // The worst case: `lost`'s claim is gone anyway (deleted by hand, a table restore). DynamoDB
+    // Local deletes expired items within seconds, so "expired but still stored" is covered by
+    // test/processor/recovery.integration.test.ts and the CLI views' unit tests.
+    await doc.send(new DeleteCommand({ TableName: outputs.ClaimsTableName, Key: { pk: lost.key } }));
+
+    // What the operator sees is what the processor will do.
+    const listed = await json<{ messages: Array<DlqList['messages'][number] & { claimExpired: boolean }> }>(
+      'dlq',
+      'list',
+    );
+    expect(listed.messages).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ key: late.key, claimStatus: 'FAILED', claimExpired: false }),
+        expect.objectContaining({ key: lost.key, claimStatus: null, claimExpired: false }),
+      ]),
+    );
+
+    const redrive = await webhooks('dlq', 'redrive', '--json');
+    // Exit 1: one event could not be fully resumed, and the report says which effect and why.
+    expect(redrive.code).toBe(1);
+    const report = JSON.parse(redrive.stdout) as {
+      status: string;
+      follow: { results: Array<Record<string, unknown>>; summary: Record<string, number> };
+    };
+    expect(report.status).toBe('COMPLETED');
+    expect(report.follow.summary).toEqual({ resumed: 1, 'not-resumed': 1, failed: 0, pending: 0 });
+    expect(report.follow.results).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ key: late.key, result: 'resumed', status: 'DONE', step: 'receipt' }),
+        expect.objectContaining({ key: lost.key, result: 'not-resumed', unresumedEffects: ['receipt'] }),
+      ]),
+    );
+
+    // The retained claim kept its markers: the redrive resumed at the ledger, then the receipt, once each.
+    expect(await claim(late.key)).toMatchObject({
+      status: 'DONE',
+      outcome: 'applied',
+      lastCompletedStep: 'receipt',
+    });
+    // The deleted one resumed from the row this event wrote: the ledger (it honours
+    // Idempotency-Key) ran, the receipt (a plain mailer) was not sent blind.
+    expect(await claim(lost.key)).toMatchObject({
+      status: 'DONE',
+      recoveredFrom: 'business-row',
+      unresumedEffects: ['receipt'],
+    });
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await effectsFor(late.intentId)).toEqual([
+      ['ledger', false],
+      ['mailer', false],
+    ]);
+    expect(await effectsFor(lost.intentId)).toEqual([['ledger', false]]);
+    expect((await json<DlqList>('dlq', 'list')).messages).toEqual([]);
+  }, 120_000);
 
   it('replay skips a DONE event; replay --force leaves the row identical and runs no effect again', async () => {
     const event = posted.get('cli_dup');

@@ -11,9 +11,9 @@ import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dy
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EffectEntry } from '../../local/effects-sink';
 import { LOCAL_CREDENTIALS } from '../../local/emulators';
-import { stripePaymentIntentEvent } from '../helpers/events';
+import { githubPushEvent, stripePaymentIntentEvent } from '../helpers/events';
 import { type LocalStackProcess, REPO_ROOT, startLocalStackProcess } from '../helpers/local-stack-process';
-import { stripeHeaders, TEST_SECRETS } from '../helpers/signing';
+import { githubHeaders, stripeHeaders, TEST_SECRETS } from '../helpers/signing';
 
 const GITHUB_VECTOR_SECRET = "It's a Secret to Everybody";
 
@@ -247,6 +247,45 @@ describe('npm start: the local stack end to end', () => {
     expect(String(failed.lastError)).toContain('injected fault at processor.afterClaim');
     expect(await effectsFor('pi_e2e_poison')).toEqual([]);
   }, 90_000);
+
+  describe('5. what the receiver accepted, the processor reads', () => {
+    it('applies a Stripe delivery whose body starts with a UTF-8 byte-order mark', async () => {
+      const { event, key } = succeeded('pi_e2e_bom', 'evt_e2e_bom');
+      const body = `\uFEFF${JSON.stringify(event)}`;
+      const response = await post('stripe', body, stripeHeaders(body));
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ outcome: 'accepted', key });
+      expect(await settled(key)).toMatchObject({ outcome: 'applied', lastCompletedStep: 'receipt' });
+      expect(await payment('pi_e2e_bom')).toMatchObject({ status: 'succeeded', lastEventId: 'evt_e2e_bom' });
+      expect((await effectsFor('pi_e2e_bom')).map((e) => e.service)).toEqual(['ledger', 'mailer']);
+    });
+
+    it('applies a form-encoded GitHub push sent with a capitalised content type and a charset', async () => {
+      const push = githubPushEvent();
+      const body = `payload=${encodeURIComponent(JSON.stringify(push))}`;
+      const headers = {
+        ...(await githubHeaders(body, { event: 'push', delivery: 'e2e-form-push-0001' })),
+        'content-type': 'Application/X-WWW-Form-Urlencoded; charset=UTF-8',
+      };
+      const response = await post('github', body, headers);
+      expect(response.status).toBe(200);
+      const { key } = (await response.json()) as { key: string };
+      const done = await settled(key);
+      expect(done).toMatchObject({ outcome: 'applied' });
+      const [row] = (done.writtenRows as string[]) ?? [];
+      expect(row).toMatch(/^resources:/);
+      const item = (
+        await doc.send(
+          new GetCommand({
+            TableName: outputs.ResourcesTableName,
+            Key: { pk: row?.slice('resources:'.length) },
+            ConsistentRead: true,
+          }),
+        )
+      ).Item;
+      expect(item).toMatchObject({ headSha: push.after, ref: 'refs/heads/main' });
+    });
+  });
 
   describe('rejections, with nothing written', () => {
     it('answers bad signature 401, stale timestamp 401, unknown provider 404, malformed 400 and oversize 413', async () => {

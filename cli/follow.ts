@@ -1,0 +1,153 @@
+/**
+ * After `dlq redrive` or `replay` sends events back: follow their claims until the processor has
+ * finished with them (or a wait runs out) and say, per event, whether it was resumed, resumed only
+ * in part, failed again, or is still on its way. So nothing the processor could not resume passes
+ * unreported (docs/operations.md).
+ */
+import { type ClaimRecord, ClaimStatus, isExpired } from '../lambdas/store/claim';
+import { getClaim } from './claims';
+import { formatDuration, plural } from './format';
+import type { StackContext } from './stack';
+
+/** At most this many claims are followed; the rest are named as not followed. */
+export const MAX_FOLLOWED = 100;
+export const DEFAULT_WAIT_SECONDS = 60;
+const POLL_MS = 1000;
+
+export type FollowResult = 'resumed' | 'not-resumed' | 'failed' | 'pending';
+
+export interface FollowEntry {
+  readonly key: string;
+  readonly result: FollowResult;
+  /** The claim's status as the pipeline acts on it: `null` when absent or expired. */
+  readonly status: string | null;
+  readonly outcome: string | null;
+  readonly step: string | null;
+  /** Effects the processor did not run again because they might act twice: check them by hand. */
+  readonly unresumedEffects: readonly string[];
+  readonly detail: string;
+}
+
+export interface FollowReport {
+  readonly waitedMs: number;
+  readonly followed: number;
+  /** Keys sent but not followed (more than {@link MAX_FOLLOWED}). */
+  readonly notFollowed: number;
+  readonly results: readonly FollowEntry[];
+  readonly summary: Readonly<Record<FollowResult, number>>;
+}
+
+const iso = (value: string | undefined): number => (value === undefined ? Number.NaN : Date.parse(value));
+
+/**
+ * Where one sent event stands (pure). `sinceMs` is when it was sent: a FAILED claim that failed
+ * before that has not been taken yet; one that failed after has failed again.
+ */
+export function followEntry(
+  key: string,
+  claim: ClaimRecord | undefined,
+  sinceMs: number,
+  nowMs: number,
+): FollowEntry {
+  if (claim === undefined || isExpired(claim, nowMs))
+    return {
+      key,
+      result: 'pending',
+      status: null,
+      outcome: null,
+      step: null,
+      unresumedEffects: [],
+      detail: 'no claim yet: the processor creates one when it takes the message',
+    };
+  const base = {
+    key,
+    status: claim.status,
+    outcome: claim.outcome ?? null,
+    step: claim.lastCompletedStep ?? null,
+    unresumedEffects: claim.unresumedEffects ?? [],
+  };
+  if (claim.status === ClaimStatus.Done) {
+    if (base.unresumedEffects.length > 0)
+      return {
+        ...base,
+        result: 'not-resumed',
+        detail: `state applied, but not run again because they might act twice: ${base.unresumedEffects.join(', ')}; check them by hand${claim.recoveredFrom ? ` (progress recovered from the ${claim.recoveredFrom})` : ''}`,
+      };
+    return {
+      ...base,
+      result: 'resumed',
+      detail: `DONE (${claim.outcome ?? 'no outcome'}) at ${claim.lastCompletedStep ?? 'no step'}`,
+    };
+  }
+  if (claim.status === ClaimStatus.Failed && iso(claim.failedAt) >= sinceMs)
+    return { ...base, result: 'failed', detail: `FAILED again: ${claim.lastError ?? 'no error recorded'}` };
+  const retrying =
+    claim.lastError !== undefined && iso(claim.lastErrorAt) >= sinceMs
+      ? `; retrying after: ${claim.lastError}`
+      : '';
+  return {
+    ...base,
+    result: 'pending',
+    detail:
+      claim.status === ClaimStatus.Failed
+        ? `still FAILED: the processor has not taken it yet${retrying}`
+        : `${claim.status}${claim.lastCompletedStep ? ` at ${claim.lastCompletedStep}` : ''}${retrying}`,
+  };
+}
+
+export function summarizeFollow(
+  entries: readonly Pick<FollowEntry, 'result'>[],
+): Record<FollowResult, number> {
+  const counts: Record<FollowResult, number> = { resumed: 0, 'not-resumed': 0, failed: 0, pending: 0 };
+  for (const entry of entries) counts[entry.result] += 1;
+  return counts;
+}
+
+/** True when the report names an event the processor could not resume (exit status 1). */
+export function followFailed(report: FollowReport | undefined): boolean {
+  return report !== undefined && report.summary['not-resumed'] + report.summary.failed > 0;
+}
+
+export async function followClaims(
+  stack: StackContext,
+  keys: readonly string[],
+  options: { readonly sinceMs: number; readonly waitMs: number; readonly now: () => number },
+): Promise<FollowReport> {
+  const unique = [...new Set(keys)];
+  const followed = unique.slice(0, MAX_FOLLOWED);
+  const started = options.now();
+  const results = new Map<string, FollowEntry>();
+  for (;;) {
+    for (const key of followed) {
+      const known = results.get(key);
+      if (known !== undefined && known.result !== 'pending') continue;
+      results.set(key, followEntry(key, await getClaim(stack, key), options.sinceMs, options.now()));
+    }
+    const pending = [...results.values()].some((entry) => entry.result === 'pending');
+    if (!pending || options.now() - started >= options.waitMs) break;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  const entries = followed.map((key) => results.get(key)).filter((e): e is FollowEntry => e !== undefined);
+  return {
+    waitedMs: options.now() - started,
+    followed: followed.length,
+    notFollowed: unique.length - followed.length,
+    results: entries,
+    summary: summarizeFollow(entries),
+  };
+}
+
+export function followText(report: FollowReport): string {
+  const { summary } = report;
+  const lines = [
+    `followed ${plural(report.followed, 'claim')} for ${formatDuration(report.waitedMs)}: ${summary.resumed} resumed, ${summary['not-resumed']} not fully resumed, ${summary.failed} failed again, ${summary.pending} still pending`,
+    ...report.results
+      .filter((entry) => entry.result !== 'resumed')
+      .map((entry) => `  ${entry.result.padEnd(11)} ${entry.key}: ${entry.detail}`),
+  ];
+  if (report.notFollowed > 0)
+    lines.push(`  ${plural(report.notFollowed, 'more event')} not followed: webhooks inspect --key <key>`);
+  if (summary.pending > 0)
+    lines.push('  pending ones are still on their way: follow them with webhooks inspect --key <key>');
+  return lines.join('\n');
+}
