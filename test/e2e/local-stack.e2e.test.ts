@@ -11,9 +11,14 @@ import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dy
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EffectEntry } from '../../local/effects-sink';
 import { LOCAL_CREDENTIALS } from '../../local/emulators';
-import { githubPushEvent, stripePaymentIntentEvent } from '../helpers/events';
+import {
+  githubPushEvent,
+  shopifyOrder,
+  stripeChargeRefundedEvent,
+  stripePaymentIntentEvent,
+} from '../helpers/events';
 import { type LocalStackProcess, REPO_ROOT, startLocalStackProcess } from '../helpers/local-stack-process';
-import { githubHeaders, stripeHeaders, TEST_SECRETS } from '../helpers/signing';
+import { githubHeaders, shopifyHeaders, stripeHeaders, TEST_SECRETS } from '../helpers/signing';
 
 const GITHUB_VECTOR_SECRET = "It's a Secret to Everybody";
 
@@ -247,6 +252,71 @@ describe('npm start: the local stack end to end', () => {
     expect(String(failed.lastError)).toContain('injected fault at processor.afterClaim');
     expect(await effectsFor('pi_e2e_poison')).toEqual([]);
   }, 90_000);
+
+  describe('same-second states: the later one wins, in either arrival order', () => {
+    /** Posts each delivery, waits for its claim to settle, and returns the rows the claims wrote. */
+    async function postInTurn(
+      provider: string,
+      deliveries: Array<{ body: string; headers: Record<string, string> }>,
+    ) {
+      const refs = new Set<string>();
+      for (const d of deliveries) {
+        const response = await post(provider, d.body, d.headers);
+        expect(response.status).toBe(200);
+        const { key } = (await response.json()) as { key: string };
+        for (const ref of ((await settled(key)).writtenRows as string[] | undefined) ?? []) refs.add(ref);
+      }
+      return [...refs];
+    }
+    const rowAt = async (ref: string | undefined) => {
+      const colon = (ref ?? '').indexOf(':');
+      const table = { payments: outputs.PaymentsTableName, orders: outputs.OrdersTableName }[
+        (ref ?? '').slice(0, colon) as 'payments' | 'orders'
+      ];
+      return (
+        await doc.send(
+          new GetCommand({
+            TableName: table,
+            Key: { pk: (ref ?? '').slice(colon + 1) },
+            ConsistentRead: true,
+          }),
+        )
+      ).Item;
+    };
+
+    it.each([
+      ['pending then paid', ['pending', 'paid']],
+      ['paid then pending', ['paid', 'pending']],
+    ])('Shopify orders/updated with one updated_at: %s ends paid', async (_label, statuses) => {
+      const base = shopifyOrder();
+      const refs = await postInTurn(
+        'shopify',
+        statuses.map((financial_status) => {
+          const body = JSON.stringify({ ...base, financial_status });
+          return { body, headers: shopifyHeaders(body, { topic: 'orders/updated' }) };
+        }),
+      );
+      expect(refs).toHaveLength(1);
+      expect(await rowAt(refs[0])).toMatchObject({ financialStatus: 'paid' });
+    });
+
+    it.each([
+      ['500 then 1500', [500, 1500]],
+      ['1500 then 500', [1500, 500]],
+    ])('Stripe charge.refunded twice in one second: %s ends at 1500', async (label, amounts) => {
+      const intentId = `pi_e2e_refund_${label.startsWith('500') ? 'a' : 'b'}`;
+      const created = Math.floor(Date.now() / 1000);
+      const refs = await postInTurn(
+        'stripe',
+        amounts.map((amountRefunded) => {
+          const body = JSON.stringify(stripeChargeRefundedEvent({ intentId, amountRefunded, created }));
+          return { body, headers: stripeHeaders(body) };
+        }),
+      );
+      expect(refs).toEqual([`payments:stripe:platform:${intentId}`]);
+      expect(await rowAt(refs[0])).toMatchObject({ amountRefunded: 1500 });
+    });
+  });
 
   describe('5. what the receiver accepted, the processor reads', () => {
     it('applies a Stripe delivery whose body starts with a UTF-8 byte-order mark', async () => {

@@ -105,3 +105,32 @@ export function standardEvent() {
     data: { id: id('inv'), amount: 4200, currency: 'EUR', status: 'paid' },
   };
 }
+
+/** A `charge.refunded` event: `amountRefunded` is the charge's refunded total so far. */
+export function stripeChargeRefundedEvent(options: {
+  intentId: string;
+  amountRefunded: number;
+  created?: number;
+  eventId?: string;
+}) {
+  return {
+    id: options.eventId ?? id('evt'),
+    object: 'event',
+    api_version: '2024-06-20',
+    created: options.created ?? Math.floor(Date.now() / 1000),
+    livemode: false,
+    pending_webhooks: 1,
+    type: 'charge.refunded',
+    data: {
+      object: {
+        id: id('ch'),
+        object: 'charge',
+        amount: 2000,
+        amount_refunded: options.amountRefunded,
+        refunded: options.amountRefunded >= 2000,
+        currency: 'usd',
+        payment_intent: options.intentId,
+      },
+    },
+  };
+}

@@ -6,6 +6,7 @@ import { joinKey } from '../../shared/keys';
 import type { BusinessHandler } from '../types';
 import { num, obj, str } from './payload';
 import { planRowWrite } from './plan';
+import { composeRank, progressionRank } from './tie-break';
 
 export const ASAAS_PAYMENT_RANK: Readonly<Record<string, number>> = {
   PAYMENT_CREATED: 1,
@@ -20,6 +21,35 @@ export const ASAAS_PAYMENT_RANK: Readonly<Record<string, number>> = {
   PAYMENT_DELETED: 8,
 };
 
+/**
+ * The payment's own `status`, in lifecycle order, breaks ties between events of one rank (two
+ * `PAYMENT_UPDATED` in one second). Statuses from Asaas's payment object.
+ */
+export const ASAAS_STATUS_PROGRESSION = [
+  'PENDING',
+  'AWAITING_RISK_ANALYSIS',
+  'APPROVED_BY_RISK_ANALYSIS',
+  'OVERDUE',
+  'CONFIRMED',
+  'RECEIVED',
+  'RECEIVED_IN_CASH',
+  'DUNNING_REQUESTED',
+  'DUNNING_RECEIVED',
+  'REFUND_REQUESTED',
+  'REFUND_IN_PROGRESS',
+  'REFUNDED',
+  'CHARGEBACK_REQUESTED',
+  'CHARGEBACK_DISPUTE',
+  'AWAITING_CHARGEBACK_REVERSAL',
+] as const;
+
+export function asaasPaymentRank(eventType: string, payment: Readonly<Record<string, unknown>>): number {
+  return composeRank([
+    { value: ASAAS_PAYMENT_RANK[eventType] ?? 0, size: 16 },
+    progressionRank(ASAAS_STATUS_PROGRESSION, payment.status),
+  ]);
+}
+
 export const asaasPayment: BusinessHandler = {
   async plan(event, context) {
     const payment = obj(event.payload.payment);
@@ -27,7 +57,7 @@ export const asaasPayment: BusinessHandler = {
     if (!payment || !paymentId) return { outcome: 'noop' };
     const pk = joinKey(['asaas', event.account, paymentId]);
     const at = event.occurredAt ?? Math.floor(Date.parse(event.receivedAt) / 1000);
-    const eventOrder = { at, rank: ASAAS_PAYMENT_RANK[event.eventType] ?? 0, eventId: event.eventId };
+    const eventOrder = { at, rank: asaasPaymentRank(event.eventType, payment), eventId: event.eventId };
     return planRowWrite(context, {
       table: 'payments',
       pk,

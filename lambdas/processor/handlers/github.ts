@@ -3,12 +3,29 @@
  * (`github:<hook target>:ref:<repository id>:<ref>`), ordered by the repository's `pushed_at`.
  */
 import { joinKey } from '../../shared/keys';
+import { guardAttributes, isNewer } from '../state-store';
 import type { BusinessHandler } from '../types';
 import { id, num, obj, str } from './payload';
-import { planRowWrite } from './plan';
 
 export function refRowKey(account: string, repositoryId: string, ref: string): string {
   return joinKey(['github', account, 'ref', repositoryId, ref]);
+}
+
+/**
+ * GitHub's own sequence: a push whose `before` is the head the row holds follows it. In the same
+ * `pushed_at` second it outranks the row's writer by one; a push that does not follow keeps rank 0
+ * (so a same-second push the row already moved past stays stale). Safe to derive from the row: the
+ * commit checks the row's writer is still the one read here.
+ */
+export function pushRank(
+  row: Readonly<Record<string, unknown>> | undefined,
+  pushedAt: number,
+  before: unknown,
+): number {
+  if (row === undefined || typeof before !== 'string' || row.headSha !== before) return 0;
+  const names = guardAttributes();
+  const rank = row[names.rank];
+  return row[names.at] === pushedAt && typeof rank === 'number' ? rank + 1 : 0;
 }
 
 export const githubPush: BusinessHandler = {
@@ -19,21 +36,31 @@ export const githubPush: BusinessHandler = {
     if (!repositoryId || !ref) return { outcome: 'noop' };
     const pk = refRowKey(event.account, repositoryId, ref);
     const pushedAt = num(repository?.pushed_at) ?? Math.floor(Date.parse(event.receivedAt) / 1000);
-    const eventOrder = { at: pushedAt, rank: 0, eventId: event.eventId };
-    return planRowWrite(context, {
-      table: 'resources',
-      pk,
-      order: eventOrder,
-      attributes: {
-        provider: 'github',
-        kind: 'ref',
-        objectId: `${repositoryId}:${ref}`,
-        repository: str(repository?.full_name),
-        ref,
-        headSha: str(event.payload.after),
-        deleted: event.payload.deleted === true,
-        pusher: str(obj(event.payload.pusher)?.name),
-      },
-    });
+    const { row } = await context.read('resources', pk, { at: pushedAt, rank: 0, eventId: event.eventId });
+    const eventOrder = {
+      at: pushedAt,
+      rank: pushRank(row, pushedAt, event.payload.before),
+      eventId: event.eventId,
+    };
+    if (!isNewer(eventOrder, row)) return { outcome: 'stale' };
+    return {
+      writes: [
+        {
+          table: 'resources',
+          pk,
+          order: eventOrder,
+          attributes: {
+            provider: 'github',
+            kind: 'ref',
+            objectId: `${repositoryId}:${ref}`,
+            repository: str(repository?.full_name),
+            ref,
+            headSha: str(event.payload.after),
+            deleted: event.payload.deleted === true,
+            pusher: str(obj(event.payload.pusher)?.name),
+          },
+        },
+      ],
+    };
   },
 };

@@ -9,9 +9,34 @@ import { joinKey } from '../../shared/keys';
 import type { BusinessHandler } from '../types';
 import { isoSeconds, str } from './payload';
 import { planRowWrite } from './plan';
+import { composeRank, progressionRank } from './tie-break';
 
-/** Same `updated_at` second: an update outranks the create. */
-const RANK: Readonly<Record<string, number>> = { 'orders/create': 1, 'orders/updated': 2 };
+/**
+ * Same `updated_at` second: the further-along payment state wins, then the further-along
+ * fulfillment, then the topic (an update outranks the create). Progressions from Shopify's Order
+ * resource (`financial_status`, `fulfillment_status`); `voided` and `expired` end an authorization.
+ */
+export const FINANCIAL_PROGRESSION = [
+  'pending',
+  'authorized',
+  'partially_paid',
+  'paid',
+  'partially_refunded',
+  'refunded',
+  'voided',
+  'expired',
+] as const;
+export const FULFILLMENT_PROGRESSION = ['unfulfilled', 'partial', 'fulfilled', 'restocked'] as const;
+const TOPICS = ['orders/create', 'orders/updated'] as const;
+
+export function shopifyOrderRank(topic: string, order: Readonly<Record<string, unknown>>): number {
+  return composeRank([
+    progressionRank(FINANCIAL_PROGRESSION, order.financial_status),
+    // Shopify sends `null` for an unfulfilled order.
+    progressionRank(FULFILLMENT_PROGRESSION, order.fulfillment_status ?? 'unfulfilled'),
+    progressionRank(TOPICS, topic),
+  ]);
+}
 
 export function orderRowKey(shop: string, orderId: string): string {
   return joinKey(['shopify', shop, orderId]);
@@ -27,7 +52,7 @@ export const shopifyOrder: BusinessHandler = {
       isoSeconds(order.updated_at) ??
       isoSeconds(order.created_at) ??
       Math.floor(Date.parse(event.receivedAt) / 1000);
-    const eventOrder = { at, rank: RANK[event.eventType] ?? 0, eventId: event.eventId };
+    const eventOrder = { at, rank: shopifyOrderRank(event.eventType, order), eventId: event.eventId };
     return planRowWrite(context, {
       table: 'orders',
       pk,

@@ -7,6 +7,7 @@ import { joinKey } from '../../shared/keys';
 import type { BusinessHandler, EventOrder, ProcessingEvent } from '../types';
 import { id, num, obj, str } from './payload';
 import { planRowWrite } from './plan';
+import { amountRank, composeRank } from './tie-break';
 
 /**
  * Tie-break for two events about one intent in the same second (Stripe's `created` has one-second
@@ -110,6 +111,13 @@ export const stripePaymentIntent: BusinessHandler = {
   },
 };
 
+/** Refunded amounts are in the currency's smallest unit; 2^40 is far above any real charge. */
+const REFUND_RANK_SIZE = 2 ** 40;
+
+export function refundRank(charge: Readonly<Record<string, unknown>>): number {
+  return composeRank([amountRank(num(charge.amount_refunded), REFUND_RANK_SIZE)]);
+}
+
 /** `charge.refunded`: the refunded amount on the intent's row, under its own guard (`refundEvent*`). */
 export const stripeChargeRefunded: BusinessHandler = {
   async plan(event, context) {
@@ -117,7 +125,9 @@ export const stripeChargeRefunded: BusinessHandler = {
     const intentId = id(charge?.payment_intent);
     if (!charge || !intentId) return { outcome: 'noop' };
     const pk = paymentRowKey(event.account, intentId);
-    const eventOrder = order(event, 0);
+    // Same second: the larger refunded total wins (it only grows), so two partial refunds in one
+    // second end at the later total.
+    const eventOrder = order(event, refundRank(charge));
     return planRowWrite(context, {
       table: 'payments',
       pk,
