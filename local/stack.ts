@@ -17,7 +17,7 @@ import {
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { PROVIDER_IDS } from '../lambdas/providers/types';
-import { SECRET_ENV_VARS } from '../lambdas/shared/secrets';
+import { accountSecretsEnvVar, SECRET_ENV_VARS } from '../lambdas/shared/secrets';
 import { localSecrets } from './dev-secrets';
 import { type EffectsSink, startEffectsSink } from './effects-sink';
 import {
@@ -381,8 +381,12 @@ export function localEnvironment(
   // Secrets come from environment variables locally (Secrets Manager is not emulated).
   if ('WEBHOOK_SECRET_ARNS' in result) {
     delete result.WEBHOOK_SECRET_ARNS;
-    for (const provider of PROVIDER_IDS)
+    for (const provider of PROVIDER_IDS) {
       result[SECRET_ENV_VARS[provider]] = localSecrets(provider, env).join(',');
+      // Per-account secrets (docs/rules.md, "Tenancy") pass through as given.
+      const perAccount = env[accountSecretsEnvVar(provider)];
+      if (perAccount !== undefined) result[accountSecretsEnvVar(provider)] = perAccount;
+    }
   }
   if ('PROCESSING_LEASE_SECONDS' in result || 'PAYMENTS_TABLE_NAME' in result) {
     result.LEDGER_URL ??= context.sink.ledgerUrl;

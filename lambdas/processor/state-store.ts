@@ -162,6 +162,12 @@ export class StateStore {
     });
     // Stale-order guard, enforced by DynamoDB whatever the handler decided.
     const conditions = ['(attribute_not_exists(#gat) OR #gat < :gat OR (#gat = :gat AND #grank < :grank))'];
+    if (write.owner) {
+      attributeNames['#own'] = write.owner.attribute;
+      values[':own'] = write.owner.value;
+      sets.push('#own = if_not_exists(#own, :own)');
+      conditions.push('(attribute_not_exists(#own) OR #own = :own)');
+    }
     const read = reads.find((r) => r.table === write.table && r.pk === write.pk && r.guard === guard);
     if (read) {
       if (!read.exists) conditions.push('attribute_not_exists(pk)');

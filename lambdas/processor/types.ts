@@ -37,6 +37,13 @@ export interface GuardedWrite {
   readonly attributes: Readonly<Record<string, unknown>>;
   readonly order: EventOrder;
   readonly guard?: string;
+  /**
+   * The row's owner, set once: written only when the row has none, and the write applies only when
+   * the row has none or this one (`attribute_not_exists(shop) OR shop = :shop`). For rows keyed by a
+   * provider's global id, so a replay under another tenant can neither create nor change that
+   * tenant's row (docs/processor.md, "Rows owned by one tenant").
+   */
+  readonly owner?: { readonly attribute: string; readonly value: string };
 }
 
 export interface GuardedRead {

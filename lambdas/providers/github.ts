@@ -27,7 +27,56 @@ function verify(request: WebhookRequest, options: VerifyOptions): VerifyResult {
   const candidate = decodeHex(header.slice(SIGNATURE_PREFIX.length));
   if (candidate === undefined) return { ok: false, reason: 'signature_mismatch' };
   const expected = secrets.map((secret) => hmacSha256(secret, request.rawBody));
-  return safeEqualAny(candidate, expected) ? { ok: true } : { ok: false, reason: 'signature_mismatch' };
+  if (!safeEqualAny(candidate, expected)) return { ok: false, reason: 'signature_mismatch' };
+  // Authentic body: the unsigned hook-target headers must agree with it.
+  const payload = readPayload(request);
+  return payload === undefined || scopeOf(request, payload).ok
+    ? { ok: true }
+    : { ok: false, reason: 'scope_mismatch' };
+}
+
+/**
+ * Where the hook's target is in the signed body, by `X-GitHub-Hook-Installation-Target-Type`:
+ * a repository hook's target id is `repository.id`, an organization hook's `organization.id`. A GitHub
+ * App's target id is the App id, which the body does not carry; its deliveries carry `installation.id`.
+ * https://docs.github.com/en/webhooks/webhook-events-and-payloads#delivery-headers
+ */
+const TARGET_FIELDS: Readonly<Record<string, string>> = {
+  repository: 'repository',
+  organization: 'organization',
+};
+
+type Scope = { readonly ok: true; readonly account: string } | { readonly ok: false };
+
+/**
+ * The account scope, from signed content: the hook target's id as the body states it. The header
+ * must agree where the body can say (repository and organization hooks); a type the body cannot
+ * confirm (an App, a business, a Marketplace listing) takes the body's `installation.id`, else
+ * `organization.id`, else `repository.id`, never the header.
+ */
+function scopeOf(request: WebhookRequest, payload: Readonly<Record<string, unknown>>): Scope {
+  const targetId = readHeader(request.headers, 'x-github-hook-installation-target-id');
+  const targetType = readHeader(request.headers, 'x-github-hook-installation-target-type')?.toLowerCase();
+  const bodyId = (field_: string) => idString(field(payload[field_], 'id'));
+  const checked = targetType === undefined ? undefined : TARGET_FIELDS[targetType];
+  if (checked !== undefined) {
+    const signed = bodyId(checked);
+    if (signed === undefined || targetId === undefined || signed !== targetId) return { ok: false };
+    return { ok: true, account: signed };
+  }
+  const fromBody = bodyId('installation') ?? bodyId('organization') ?? bodyId('repository');
+  // Without a type, a target id the body contradicts is refused too.
+  if (targetType === undefined && targetId !== undefined) {
+    const ids = [bodyId('repository'), bodyId('organization'), bodyId('installation')];
+    if (!ids.includes(targetId)) return { ok: false };
+    return { ok: true, account: targetId };
+  }
+  return { ok: true, account: fromBody ?? 'default' };
+}
+
+/** The hook whose secret verifies the delivery (each hook, and each App, has its own secret). */
+function secretScope(request: WebhookRequest): string | undefined {
+  return readHeader(request.headers, 'x-github-hook-installation-target-id');
 }
 
 /**
@@ -51,16 +100,17 @@ function extract(request: WebhookRequest): ExtractResult {
   if (eventType === undefined) return { ok: false, reason: 'missing_event_type' };
 
   const objectId = idString(field(payload.repository, 'id'));
+  const scope = scopeOf(request, payload);
+  if (!scope.ok) return { ok: false, reason: 'scope_mismatch' };
   return {
     ok: true,
     event: {
       eventId,
       eventType,
-      // This header is not signed. Delivery GUIDs are globally unique, so the scope is only
-      // belt-and-braces. Nor is anything time-related signed: a captured delivery replayed with a
-      // fresh delivery id passes verification, so absolute (not incremental) writes downstream
-      // are the defence against it.
-      account: readHeader(request.headers, 'x-github-hook-installation-target-id') ?? 'default',
+      // From the signed body, checked against the unsigned header (scopeOf). Nothing time-related
+      // is signed: a captured delivery replayed with a fresh delivery id passes verification, but
+      // only in its own scope, where absolute writes and the stale-order guard make it harmless.
+      account: scope.account,
       objectId,
       objectKind: objectId === undefined ? undefined : 'repository',
     },
@@ -80,4 +130,5 @@ export const githubProvider: Provider = {
   verify,
   extract,
   readPayload,
+  secretScope,
 };

@@ -85,6 +85,11 @@ export function shopifyResourceId(payload: Readonly<Record<string, unknown>>): s
   return idString(payload.id);
 }
 
+/** The shop whose secret verifies the delivery: a custom app has one secret per shop. */
+function secretScope(request: WebhookRequest): string | undefined {
+  return readHeader(request.headers, 'x-shopify-shop-domain')?.toLowerCase();
+}
+
 export const shopifyProvider: Provider = {
   id: 'shopify',
   name: 'Shopify',
@@ -97,4 +102,5 @@ export const shopifyProvider: Provider = {
   verify,
   extract,
   readPayload,
+  secretScope,
 };

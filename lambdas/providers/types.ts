@@ -24,7 +24,9 @@ export type VerifyFailureReason =
   | 'malformed_signature'
   | 'signature_mismatch'
   | 'timestamp_outside_tolerance'
-  | 'no_secret_configured';
+  | 'no_secret_configured'
+  /** The unsigned scope header names another account than the signed body (GitHub). */
+  | 'scope_mismatch';
 
 export type VerifyResult =
   | { readonly ok: true }
@@ -55,7 +57,11 @@ export interface ProviderEvent {
   readonly occurredAt?: number;
 }
 
-export type ExtractFailureReason = 'invalid_json' | 'missing_event_id' | 'missing_event_type';
+export type ExtractFailureReason =
+  | 'invalid_json'
+  | 'missing_event_id'
+  | 'missing_event_type'
+  | 'scope_mismatch';
 
 export type ExtractResult =
   | { readonly ok: true; readonly event: ProviderEvent }
@@ -105,4 +111,10 @@ export interface Provider {
    * with it, so an event the receiver accepted is one the processor can read. Never throws.
    */
   readPayload(request: WebhookRequest): Record<string, unknown> | undefined;
+  /**
+   * The account whose secrets verify this delivery, read before verification from the header that
+   * names it (Shopify's shop domain, GitHub's hook target). Unsigned, so it only chooses the secret:
+   * an account with a secret of its own accepts nothing signed with another (docs/rules.md, "Tenancy").
+   */
+  secretScope?(request: WebhookRequest): string | undefined;
 }

@@ -136,7 +136,15 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
   if (rawBody.length > maxBodyBytes) return tooLarge(provider, maxBodyBytes);
 
   const request: WebhookRequest = { headers: delivery.headers, rawBody };
-  const secrets = await deps.secrets.getSecrets(provider.id);
+  // The unsigned scope header only chooses the secret: an account with its own accepts no other.
+  const scope = provider.secretScope?.(request);
+  const secrets = await deps.secrets.getSecrets(provider.id, scope);
+  if (secrets.length === 0 && scope !== undefined && (await deps.secrets.hasAccountSecrets?.(provider.id))) {
+    return reject(401, 'invalid_signature', VERIFY_MESSAGES.unknown_account ?? '', {
+      provider: provider.id,
+      reason: 'unknown_account',
+    });
+  }
   if (secrets.length === 0) {
     deps.log.error('no signing secret is configured for the provider: every delivery is refused', {
       provider: provider.id,
@@ -253,6 +261,8 @@ const VERIFY_MESSAGES: Record<string, string> = {
   signature_mismatch: 'The signature does not match any configured secret.',
   timestamp_outside_tolerance: 'The signed timestamp is outside the accepted tolerance.',
   no_secret_configured: 'The receiver has no secret for this provider.',
+  scope_mismatch: 'The unsigned account headers do not match the signed payload.',
+  unknown_account: 'No secret is configured for the account this delivery names.',
 };
 
 type Ids = Pick<DeliveryResult, 'provider' | 'eventId' | 'eventType' | 'key'>;

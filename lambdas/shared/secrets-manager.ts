@@ -4,7 +4,9 @@
  *
  * A secret's value is either JSON `{"current":"...","previous":"..."}` (`previous` optional: during a
  * rotation both are accepted; the values are taken as-is, commas included) or a plain string, read
- * as a comma-separated list like the environment variables of {@link EnvSecretSource}.
+ * as a comma-separated list like the environment variables of {@link EnvSecretSource}. The JSON form
+ * may add `"accounts": {"<account>": {"current":"...","previous":"..."}}` for accounts with a secret of
+ * their own (one per Shopify shop, one per GitHub hook); `current` may then be left out.
  *
  * Why a small cache of our own rather than Powertools' `getSecret`: on a failed refresh Powertools
  * keeps nothing, so every delivery during a Secrets Manager outage would pay the SDK's retries and
@@ -19,7 +21,15 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { isProviderId, type ProviderId } from '../providers/types';
 import { ConfigError } from './config';
-import { EnvSecretSource, parseSecretList, type SecretSource } from './secrets';
+import {
+  EMPTY_SECRET_SET,
+  EnvSecretSource,
+  parseAccountSecrets,
+  parseSecretList,
+  type SecretSet,
+  type SecretSource,
+  secretsFor,
+} from './secrets';
 
 /** The environment variable naming each provider's secret: JSON `{"stripe":"arn:aws:secretsmanager:..."}`. */
 export const SECRET_ARNS_ENV_VAR = 'WEBHOOK_SECRET_ARNS';
@@ -62,7 +72,7 @@ export interface SecretsManagerSecretSourceOptions {
 }
 
 interface CacheEntry {
-  readonly secrets: readonly string[];
+  readonly set: SecretSet;
   readonly expiresAt: number;
   /** True when `secrets` were read from Secrets Manager (not the empty answer to a failure). */
   readonly known: boolean;
@@ -96,25 +106,46 @@ const logReadError = ({ message, ...details }: SecretReadError): void => {
  * placeholder are dropped. Throws {@link InvalidSecretValueError} for JSON that is not of that shape.
  */
 export function parseSecretValue(value: string): string[] {
+  return [...parseSecretSet(value).secrets];
+}
+
+const usable = (candidates: readonly string[]): string[] => [
+  ...new Set(candidates.map((s) => s.trim()).filter((s) => s.length > 0 && s !== SECRET_PLACEHOLDER)),
+];
+
+/** The provider-wide secrets and the per-account ones (`accounts`), placeholders dropped. */
+export function parseSecretSet(value: string): SecretSet {
   const text = value.trim();
-  let candidates: string[];
-  if (text.startsWith('{')) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw new InvalidSecretValueError('the secret looks like JSON but does not parse');
-    }
-    const { current, previous } = (parsed ?? {}) as { current?: unknown; previous?: unknown };
-    if (typeof current !== 'string' || (previous !== undefined && typeof previous !== 'string')) {
-      throw new InvalidSecretValueError('the secret JSON must be {"current": string, "previous"?: string}');
-    }
-    candidates = [current, previous ?? ''].map((secret) => secret.trim());
-  } else {
-    candidates = parseSecretList(text);
+  if (!text.startsWith('{')) return { secrets: usable(parseSecretList(text)), accounts: {} };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new InvalidSecretValueError('the secret looks like JSON but does not parse');
   }
-  const secrets = candidates.filter((secret) => secret.length > 0 && secret !== SECRET_PLACEHOLDER);
-  return [...new Set(secrets)];
+  const { current, previous, accounts } = (parsed ?? {}) as {
+    current?: unknown;
+    previous?: unknown;
+    accounts?: unknown;
+  };
+  const currentOk = typeof current === 'string' || (current === undefined && accounts !== undefined);
+  if (!currentOk || (previous !== undefined && typeof previous !== 'string')) {
+    throw new InvalidSecretValueError(
+      'the secret JSON must be {"current": string, "previous"?: string, "accounts"?: {...}}',
+    );
+  }
+  let perAccount: Record<string, string[]>;
+  try {
+    perAccount = parseAccountSecrets(accounts, 'accounts');
+  } catch (error) {
+    throw new InvalidSecretValueError(error instanceof Error ? error.message : String(error));
+  }
+  const own: Record<string, string[]> = {};
+  for (const [account, list] of Object.entries(perAccount)) {
+    const secrets = usable(list);
+    if (secrets.length > 0) own[account] = secrets;
+  }
+  return { secrets: usable([String(current ?? ''), String(previous ?? '')]), accounts: own };
 }
 
 export class SecretsManagerSecretSource implements SecretSource {
@@ -125,7 +156,7 @@ export class SecretsManagerSecretSource implements SecretSource {
   private readonly clock: () => number;
   private readonly onError: (error: SecretReadError) => void;
   private readonly cache = new Map<ProviderId, CacheEntry>();
-  private readonly inFlight = new Map<ProviderId, Promise<readonly string[]>>();
+  private readonly inFlight = new Map<ProviderId, Promise<SecretSet>>();
 
   constructor(options: SecretsManagerSecretSourceOptions) {
     this.secretArns = { ...options.secretArns };
@@ -136,11 +167,19 @@ export class SecretsManagerSecretSource implements SecretSource {
     this.onError = options.onError ?? logReadError;
   }
 
-  async getSecrets(provider: ProviderId): Promise<readonly string[]> {
+  async getSecrets(provider: ProviderId, account?: string): Promise<readonly string[]> {
+    return secretsFor(await this.load(provider), account);
+  }
+
+  async hasAccountSecrets(provider: ProviderId): Promise<boolean> {
+    return Object.keys((await this.load(provider)).accounts).length > 0;
+  }
+
+  private async load(provider: ProviderId): Promise<SecretSet> {
     const secretArn = Object.hasOwn(this.secretArns, provider) ? this.secretArns[provider] : undefined;
-    if (!secretArn) return [];
+    if (!secretArn) return EMPTY_SECRET_SET;
     const cached = this.cache.get(provider);
-    if (cached && cached.expiresAt > this.clock()) return cached.secrets;
+    if (cached && cached.expiresAt > this.clock()) return cached.set;
     let pending = this.inFlight.get(provider);
     if (!pending) {
       pending = this.refresh(provider, secretArn, cached).finally(() => this.inFlight.delete(provider));
@@ -153,26 +192,27 @@ export class SecretsManagerSecretSource implements SecretSource {
     provider: ProviderId,
     secretArn: string,
     previous: CacheEntry | undefined,
-  ): Promise<readonly string[]> {
+  ): Promise<SecretSet> {
     try {
       const output = await this.client.send(new GetSecretValueCommand({ SecretId: secretArn }));
       const value =
         output.SecretString ??
         (output.SecretBinary ? Buffer.from(output.SecretBinary).toString('utf8') : undefined);
       if (value === undefined) throw new InvalidSecretValueError('the secret has no value');
-      const secrets = parseSecretValue(value);
+      const set = parseSecretSet(value);
       // Still the placeholder (or blank): look again soon, so a secret just put is used within seconds.
-      const ttl = secrets.length > 0 ? this.maxAgeMs : this.errorRetryMs;
-      this.cache.set(provider, { secrets, expiresAt: this.clock() + ttl, known: true });
-      return secrets;
+      const configured = set.secrets.length > 0 || Object.keys(set.accounts).length > 0;
+      const ttl = configured ? this.maxAgeMs : this.errorRetryMs;
+      this.cache.set(provider, { set, expiresAt: this.clock() + ttl, known: true });
+      return set;
     } catch (error) {
       const errorName = error instanceof Error ? error.name : 'Error';
       // A deleted secret is the operator's decision, not an outage: stop accepting its old value.
       const lastKnown =
-        errorName === 'ResourceNotFoundException' || !previous?.known ? undefined : previous.secrets;
-      const secrets = lastKnown ?? [];
+        errorName === 'ResourceNotFoundException' || !previous?.known ? undefined : previous.set;
+      const set = lastKnown ?? EMPTY_SECRET_SET;
       this.cache.set(provider, {
-        secrets,
+        set,
         expiresAt: this.clock() + this.errorRetryMs,
         known: lastKnown !== undefined,
       });
@@ -183,7 +223,7 @@ export class SecretsManagerSecretSource implements SecretSource {
         message: error instanceof Error ? error.message : String(error),
         servingLastKnownValue: lastKnown !== undefined,
       });
-      return secrets;
+      return set;
     }
   }
 }

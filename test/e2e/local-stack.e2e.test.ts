@@ -21,6 +21,8 @@ import { type LocalStackProcess, REPO_ROOT, startLocalStackProcess } from '../he
 import { githubHeaders, shopifyHeaders, stripeHeaders, TEST_SECRETS } from '../helpers/signing';
 
 const GITHUB_VECTOR_SECRET = "It's a Secret to Everybody";
+const CUSTOM_SHOP_A = 'custom-a.myshopify.com';
+const CUSTOM_SHOP_B = 'custom-b.myshopify.com';
 
 let stack: LocalStackProcess;
 let outputs: Readonly<Record<string, string>>;
@@ -45,6 +47,11 @@ beforeAll(async () => {
     ].join(','),
     // Two secrets: the documented vector's and ours (rotation).
     WEBHOOK_SECRET_GITHUB: `${GITHUB_VECTOR_SECRET},${TEST_SECRETS.github}`,
+    // Two Shopify custom apps, one secret per shop (docs/rules.md, "Tenancy").
+    WEBHOOK_ACCOUNT_SECRETS_SHOPIFY: JSON.stringify({
+      [CUSTOM_SHOP_A]: 'shpss_custom_a',
+      [CUSTOM_SHOP_B]: 'shpss_custom_b',
+    }),
   });
   outputs = stack.outputs;
   env = stack.env;
@@ -315,6 +322,66 @@ describe('npm start: the local stack end to end', () => {
       );
       expect(refs).toEqual([`payments:stripe:platform:${intentId}`]);
       expect(await rowAt(refs[0])).toMatchObject({ amountRefunded: 1500 });
+    });
+  });
+
+  describe('2. unsigned headers never decide tenancy', () => {
+    it('refuses a captured GitHub delivery replayed under another hook target, with nothing written', async () => {
+      const body = JSON.stringify(githubPushEvent());
+      const original = await githubHeaders(body, { event: 'push' });
+      const accepted = await post('github', body, original);
+      expect(accepted.status).toBe(200);
+      await settled(((await accepted.json()) as { key: string }).key);
+      const before = await claimCount();
+      const replay = await post('github', body, {
+        ...original,
+        'x-github-delivery': 'e2e-replayed-under-99',
+        'x-github-hook-installation-target-id': '99',
+      });
+      expect(replay.status).toBe(401);
+      expect(await replay.json()).toMatchObject({ outcome: 'invalid_signature', reason: 'scope_mismatch' });
+      expect(await claimCount()).toBe(before);
+    });
+
+    it('lets a public-app Shopify order replayed under another shop write no row for that shop', async () => {
+      const order = shopifyOrder();
+      const body = JSON.stringify(order);
+      const original = shopifyHeaders(body, { shop: 'public-a.myshopify.com' });
+      const first = await post('shopify', body, original);
+      expect(first.status).toBe(200);
+      await settled(((await first.json()) as { key: string }).key);
+      const replay = await post('shopify', body, {
+        ...original,
+        'x-shopify-shop-domain': 'public-b.myshopify.com',
+        'x-shopify-webhook-id': `replayed-${order.id}`,
+      });
+      expect(replay.status).toBe(200);
+      const done = await settled(((await replay.json()) as { key: string }).key);
+      expect(done).toMatchObject({ outcome: 'noop' });
+      const rows =
+        (await doc.send(new ScanCommand({ TableName: outputs.OrdersTableName, ConsistentRead: true })))
+          .Items ?? [];
+      const mine = rows.filter((row) => row.objectId === String(order.id));
+      expect(mine).toEqual([
+        expect.objectContaining({ pk: `shopify:order:${order.id}`, shop: 'public-a.myshopify.com' }),
+      ]);
+      expect(rows.filter((row) => row.shop === 'public-b.myshopify.com')).toEqual([]);
+    });
+
+    it("verifies a custom app's shop with its own secret, and refuses its body under another shop", async () => {
+      const before = await claimCount();
+      const body = JSON.stringify(shopifyOrder());
+      const signed = shopifyHeaders(body, { shop: CUSTOM_SHOP_A, secret: 'shpss_custom_a' });
+      const accepted = await post('shopify', body, signed);
+      expect(accepted.status).toBe(200);
+      const replay = await post('shopify', body, {
+        ...signed,
+        'x-shopify-shop-domain': CUSTOM_SHOP_B,
+        'x-shopify-webhook-id': 'replayed-under-custom-b',
+      });
+      expect(replay.status).toBe(401);
+      expect(await replay.json()).toMatchObject({ reason: 'signature_mismatch' });
+      expect(await claimCount()).toBe(before + 1);
     });
   });
 

@@ -28,15 +28,35 @@ export function stripeHeaders(body: string, secret: string = TEST_SECRETS.stripe
   return { 'content-type': 'application/json', 'stripe-signature': header };
 }
 
+/** The repository id a push body names, as a repository hook's target id (GitHub sends both). */
+function repositoryIdOf(body: string): string | undefined {
+  try {
+    const json = body.startsWith('payload=') ? (new URLSearchParams(body).get('payload') ?? '') : body;
+    const id = (JSON.parse(json) as { repository?: { id?: unknown } }).repository?.id;
+    return typeof id === 'number' || typeof id === 'string' ? String(id) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function githubHeaders(
   body: string,
-  options: { event?: string; delivery?: string; hookTarget?: string; secret?: string } = {},
+  options: {
+    event?: string;
+    delivery?: string;
+    hookTarget?: string;
+    hookTargetType?: string;
+    secret?: string;
+  } = {},
 ) {
+  const repositoryId = repositoryIdOf(body);
+  const targetType = options.hookTargetType ?? (repositoryId === undefined ? undefined : 'repository');
   return {
     'content-type': 'application/json',
     'x-github-event': options.event ?? 'push',
     'x-github-delivery': options.delivery ?? randomUUID(),
-    'x-github-hook-installation-target-id': options.hookTarget ?? '123456',
+    'x-github-hook-installation-target-id': options.hookTarget ?? repositoryId ?? '123456',
+    ...(targetType === undefined ? {} : { 'x-github-hook-installation-target-type': targetType }),
     'x-hub-signature-256': await githubSign(options.secret ?? TEST_SECRETS.github, body),
   };
 }

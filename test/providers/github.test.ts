@@ -44,11 +44,32 @@ function deliveryHeaders(
     'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958',
     'x-github-event': 'push',
     'x-github-hook-id': '292430182',
-    'x-github-hook-installation-target-id': '79929171',
+    // A repository hook on the repository of the push example below.
+    'x-github-hook-installation-target-id': '186853002',
     'x-github-hook-installation-target-type': 'repository',
     ...overrides,
   };
 }
+
+describe('githubProvider.verify: the unsigned hook target must agree with the signed body', () => {
+  it('refuses a captured delivery replayed under another hook target', async () => {
+    const signature = await sign(SECRET, pushBody.toString('utf8'));
+    const verifyWith = (headers: Record<string, string | undefined>) =>
+      githubProvider.verify(request({ ...headers, 'x-hub-signature-256': signature }, pushBody), {
+        secrets: [SECRET],
+        nowSeconds: NOW,
+      });
+    expect(verifyWith(deliveryHeaders())).toEqual({ ok: true });
+    expect(verifyWith(deliveryHeaders({ 'x-github-hook-installation-target-id': '424242' }))).toEqual({
+      ok: false,
+      reason: 'scope_mismatch',
+    });
+  });
+
+  it('chooses the secret by the hook target: each hook has its own', () => {
+    expect(githubProvider.secretScope?.(request(deliveryHeaders(), pushBody))).toBe('186853002');
+  });
+});
 
 describe('githubProvider.verify', () => {
   it("verifies GitHub's published test vector", () => {
@@ -176,7 +197,7 @@ describe('githubProvider.extract', () => {
       event: {
         eventId: '72d3162e-cc78-11e3-81ab-4c9367dc0958',
         eventType: 'push',
-        account: '79929171',
+        account: '186853002',
         objectId: '186853002',
         objectKind: 'repository',
       },
@@ -186,31 +207,58 @@ describe('githubProvider.extract', () => {
   it('reads every push example in @octokit/webhooks-examples', () => {
     for (const example of examplesOf('push')) {
       const repository = example.repository as { id: number };
-      const result = githubProvider.extract(request(deliveryHeaders(), JSON.stringify(example)));
+      const headers = deliveryHeaders({ 'x-github-hook-installation-target-id': String(repository.id) });
+      const result = githubProvider.extract(request(headers, JSON.stringify(example)));
       expect(result).toMatchObject({ ok: true, event: { objectId: String(repository.id) } });
     }
   });
 
-  it('leaves the object out for an event without a repository', () => {
-    const installation = JSON.stringify(examplesOf('installation')[0]);
-    const headers = deliveryHeaders({ 'x-github-event': 'installation' });
-    const result = githubProvider.extract(request(headers, installation));
+  it("leaves the object out for an App's event without a repository, scoped by the signed installation id", () => {
+    const example = examplesOf('installation')[0] as { installation: { id: number } };
+    // An App's target id is the App id, which the body does not carry: the installation id is signed.
+    const headers = deliveryHeaders({
+      'x-github-event': 'installation',
+      'x-github-hook-installation-target-type': 'integration',
+      'x-github-hook-installation-target-id': '79929171',
+    });
+    const result = githubProvider.extract(request(headers, JSON.stringify(example)));
     expect(result).toEqual({
       ok: true,
       event: {
         eventId: '72d3162e-cc78-11e3-81ab-4c9367dc0958',
         eventType: 'installation',
-        account: '79929171',
+        account: String(example.installation.id),
       },
     });
   });
 
-  it('scopes to default when the hook target header is absent', () => {
-    const headers = deliveryHeaders({ 'x-github-hook-installation-target-id': undefined });
+  it('takes the scope from the signed body when the hook target headers are absent', () => {
+    const headers = deliveryHeaders({
+      'x-github-hook-installation-target-id': undefined,
+      'x-github-hook-installation-target-type': undefined,
+    });
+    const body = JSON.parse(pushBody.toString('utf8')) as {
+      repository: { id: number };
+      organization?: { id: number };
+    };
     expect(githubProvider.extract(request(headers, pushBody))).toMatchObject({
       ok: true,
-      event: { account: 'default' },
+      event: { account: String(body.organization?.id ?? body.repository.id) },
     });
+  });
+
+  it('refuses a hook target header the signed body contradicts, with or without its type', () => {
+    for (const overrides of [
+      { 'x-github-hook-installation-target-id': '999' },
+      { 'x-github-hook-installation-target-id': '999', 'x-github-hook-installation-target-type': undefined },
+      { 'x-github-hook-installation-target-type': 'organization' },
+      { 'x-github-hook-installation-target-id': undefined },
+    ]) {
+      expect(githubProvider.extract(request(deliveryHeaders(overrides), pushBody))).toMatchObject({
+        ok: false,
+        reason: 'scope_mismatch',
+      });
+    }
   });
 
   it('reads the JSON from the payload field of a form-encoded delivery', () => {

@@ -1,14 +1,15 @@
 /**
- * Shopify `orders/create` and `orders/updated`: one Orders row per `shopify:<shop>:<order id>`, so a
- * re-created order collapses into one row, guarded by the order's `updated_at` (Shopify retries
- * carry the payload as it was when triggered, so an old retry must not overwrite newer state).
+ * Shopify `orders/create` and `orders/updated`: one Orders row per order, keyed by Shopify's global
+ * order id (`shopify:order:<id>`), so a re-created order collapses into one row, guarded by the
+ * order's `updated_at` (Shopify retries carry the payload as it was when triggered, so an old retry
+ * must not overwrite newer state). The shop is set once: the shop-domain header is not signed, and a
+ * public app's one secret signs every shop's deliveries, so a delivery replayed under another shop
+ * must neither create a row for that shop nor change the row's shop (docs/rules.md, "Tenancy").
  */
-
 import { shopifyResourceId } from '../../providers/shopify';
 import { joinKey } from '../../shared/keys';
 import type { BusinessHandler } from '../types';
 import { isoSeconds, str } from './payload';
-import { planRowWrite } from './plan';
 import { composeRank, progressionRank } from './tie-break';
 
 /**
@@ -38,8 +39,9 @@ export function shopifyOrderRank(topic: string, order: Readonly<Record<string, u
   ]);
 }
 
-export function orderRowKey(shop: string, orderId: string): string {
-  return joinKey(['shopify', shop, orderId]);
+/** Shopify ids are global across shops, so the order id alone names the row. */
+export function orderRowKey(orderId: string): string {
+  return joinKey(['shopify', 'order', orderId]);
 }
 
 export const shopifyOrder: BusinessHandler = {
@@ -47,27 +49,35 @@ export const shopifyOrder: BusinessHandler = {
     const order = event.payload;
     const orderId = shopifyResourceId(order);
     if (!orderId) return { outcome: 'noop' };
-    const pk = orderRowKey(event.account, orderId);
+    const pk = orderRowKey(orderId);
     const at =
       isoSeconds(order.updated_at) ??
       isoSeconds(order.created_at) ??
       Math.floor(Date.parse(event.receivedAt) / 1000);
     const eventOrder = { at, rank: shopifyOrderRank(event.eventType, order), eventId: event.eventId };
-    return planRowWrite(context, {
-      table: 'orders',
-      pk,
-      order: eventOrder,
-      attributes: {
-        provider: 'shopify',
-        shop: event.account,
-        objectId: orderId,
-        name: str(order.name),
-        financialStatus: str(order.financial_status),
-        fulfillmentStatus: str(order.fulfillment_status),
-        totalPrice: str(order.total_price),
-        currency: str(order.currency),
-        orderUpdatedAt: str(order.updated_at),
-      },
-    });
+    const { row, newer } = await context.read('orders', pk, eventOrder);
+    // Another shop's order: a replay under this shop's domain. The condition refuses it too.
+    if (row?.shop !== undefined && row.shop !== event.account) return { outcome: 'noop' };
+    if (!newer) return { outcome: 'stale' };
+    return {
+      writes: [
+        {
+          table: 'orders',
+          pk,
+          order: eventOrder,
+          owner: { attribute: 'shop', value: event.account },
+          attributes: {
+            provider: 'shopify',
+            objectId: orderId,
+            name: str(order.name),
+            financialStatus: str(order.financial_status),
+            fulfillmentStatus: str(order.fulfillment_status),
+            totalPrice: str(order.total_price),
+            currency: str(order.currency),
+            orderUpdatedAt: str(order.updated_at),
+          },
+        },
+      ],
+    };
   },
 };
