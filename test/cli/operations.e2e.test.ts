@@ -423,12 +423,11 @@ describe('webhooks CLI on the local stack', () => {
     expect(await payment(event.intentId)).toEqual(rowBefore);
     expect(await effectsFor(event.intentId)).toEqual(effectsBefore);
 
-    const forced = await json<{ results: Array<Record<string, unknown>> }>(
-      'replay',
-      '--key',
-      event.key,
-      '--force',
-    );
+    const forced = await json<{
+      results: Array<Record<string, unknown>>;
+      follow: { summary: Record<string, number> };
+    }>('replay', '--key', event.key, '--force');
+    expect(forced.follow.summary).toEqual({ resumed: 1, 'not-resumed': 0, failed: 0, pending: 0 });
     expect(forced.results).toEqual([
       expect.objectContaining({
         key: event.key,

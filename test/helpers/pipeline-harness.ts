@@ -56,6 +56,8 @@ export interface PipelineHarness {
   /** Polls until the queue is empty and no message is in flight, or the timeout passes. */
   drainQueue(timeoutMs?: number): Promise<void>;
   row(table: TableRef, pk: string): Promise<Record<string, unknown> | undefined>;
+  /** Takes the processing lease on a claim as a live, healthy other worker would (one minute). */
+  holdProcessingLease(key: string, token: string): ReturnType<ProcessorDeps['claims']['beginProcessing']>;
   dlqMessages(): Promise<number>;
   stop(): Promise<void>;
 }
@@ -130,6 +132,20 @@ export async function createPipelineHarness(options: PipelineOptions = {}): Prom
       }
     },
     row: (table, pk) => getItem(receiver.doc, tables[table], pk),
+    holdProcessingLease: (key, token) =>
+      processorDeps.claims.beginProcessing(
+        {
+          pk: key,
+          provider: 'stripe',
+          account: 'platform',
+          eventId: 'x',
+          eventType: 'x',
+          expiresAt: Math.floor(Date.now() / 1000) + 3600,
+        },
+        { token, expiresAt: Date.now() + 60_000, owner: 'processor' },
+        Date.now(),
+        Math.floor(Date.now() / 1000) + 3600,
+      ),
     dlqMessages: async () => (await receiveAll(receiver.sqs, queues.dlqUrl)).length,
     stop: () => sink.stop(),
   };

@@ -536,19 +536,7 @@ describe('processor: batches and leases', () => {
     const accepted = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_busy' }));
     const [message] = await receiveAll(h.receiver.sqs, h.receiver.queueUrl);
     const log = { info: () => {}, warn: () => {}, error: () => {} };
-    const claimed = await h.processorDeps.claims.beginProcessing(
-      {
-        pk: accepted.key ?? '',
-        provider: 'stripe',
-        account: 'platform',
-        eventId: 'x',
-        eventType: 'x',
-        expiresAt: Math.floor(Date.now() / 1000) + 3600,
-      },
-      { token: 'other-worker', expiresAt: Date.now() + 60_000, owner: 'processor' },
-      Date.now(),
-      Math.floor(Date.now() / 1000) + 3600,
-    );
+    const claimed = await h.holdProcessingLease(accepted.key ?? '', 'other-worker');
     expect(claimed.kind).toBe('claimed');
     await expect(processMessage(message?.Body ?? '', 1, { ...h.processorDeps, log })).rejects.toThrow(
       /another worker/,

@@ -314,19 +314,7 @@ describe('processor: claims that no one would finish', () => {
     h = await createPipelineHarness({ maxReceiveCount: 1 });
     const body = JSON.stringify(stripePaymentIntentEvent({ intentId: 'pi_init_held' }));
     const accepted = await h.receiver.deliver('stripe', body, stripeHeaders(body));
-    await h.processorDeps.claims.beginProcessing(
-      {
-        pk: accepted.key ?? '',
-        provider: 'stripe',
-        account: 'platform',
-        eventId: 'x',
-        eventType: 'x',
-        expiresAt: Math.floor(Date.now() / 1000) + 3600,
-      },
-      { token: 'healthy-worker', expiresAt: Date.now() + 60_000, owner: 'processor' },
-      Date.now(),
-      Math.floor(Date.now() / 1000) + 3600,
-    );
+    await h.holdProcessingLease(accepted.key ?? '', 'healthy-worker');
     const recorder = initFailureRecorder({ CLAIMS_TABLE_NAME: h.receiver.tableName }, h.receiver.dynamo);
     const [message] = await receiveAll(h.receiver.sqs, h.receiver.queueUrl);
     expect(await recorder?.(message?.Body ?? '', 5, new Error('boom'))).toBe(false);
