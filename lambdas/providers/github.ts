@@ -27,12 +27,9 @@ function verify(request: WebhookRequest, options: VerifyOptions): VerifyResult {
   const candidate = decodeHex(header.slice(SIGNATURE_PREFIX.length));
   if (candidate === undefined) return { ok: false, reason: 'signature_mismatch' };
   const expected = secrets.map((secret) => hmacSha256(secret, request.rawBody));
-  if (!safeEqualAny(candidate, expected)) return { ok: false, reason: 'signature_mismatch' };
-  // Authentic body: the unsigned hook-target headers must agree with it.
-  const payload = readPayload(request);
-  return payload === undefined || scopeOf(request, payload).ok
-    ? { ok: true }
-    : { ok: false, reason: 'scope_mismatch' };
+  // The unsigned hook-target headers are checked against the body in extract (scope_mismatch),
+  // so the body is parsed once.
+  return safeEqualAny(candidate, expected) ? { ok: true } : { ok: false, reason: 'signature_mismatch' };
 }
 
 /**

@@ -24,9 +24,7 @@ export type VerifyFailureReason =
   | 'malformed_signature'
   | 'signature_mismatch'
   | 'timestamp_outside_tolerance'
-  | 'no_secret_configured'
-  /** The unsigned scope header names another account than the signed body (GitHub). */
-  | 'scope_mismatch';
+  | 'no_secret_configured';
 
 export type VerifyResult =
   | { readonly ok: true }
@@ -61,6 +59,7 @@ export type ExtractFailureReason =
   | 'invalid_json'
   | 'missing_event_id'
   | 'missing_event_type'
+  /** The unsigned scope header names another account than the signed body (GitHub): answered 401. */
   | 'scope_mismatch';
 
 export type ExtractResult =

@@ -173,6 +173,13 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
   }
 
   const extracted = provider.extract(request);
+  if (!extracted.ok && extracted.reason === 'scope_mismatch') {
+    // Authentic bytes under another account's headers: a replay, refused as unauthentic for that account.
+    return reject(401, 'invalid_signature', VERIFY_MESSAGES.scope_mismatch ?? '', {
+      provider: provider.id,
+      reason: extracted.reason,
+    });
+  }
   if (!extracted.ok) {
     return reject(400, 'malformed', `The payload is authentic but unusable: ${extracted.reason}.`, {
       provider: provider.id,

@@ -37,6 +37,11 @@ describe('each example handler breaks a same-second tie toward the later state',
       rank('orders/updated', order('pending')),
     );
     expect(rank('orders/updated', order('refunded'))).toBeGreaterThan(rank('orders/updated', order('paid')));
+    // Voided ends an uncaptured authorization: above it, below any captured payment.
+    expect(rank('orders/updated', order('voided'))).toBeGreaterThan(
+      rank('orders/updated', order('authorized')),
+    );
+    expect(rank('orders/updated', order('paid'))).toBeGreaterThan(rank('orders/updated', order('voided')));
     expect(rank('orders/create', order('paid'))).toBeGreaterThan(rank('orders/updated', order('pending')));
     expect(rank('orders/updated', order('paid', 'fulfilled'))).toBeGreaterThan(
       rank('orders/updated', order('paid')),
@@ -53,8 +58,12 @@ describe('each example handler breaks a same-second tie toward the later state',
     expect(asaasPaymentRank('PAYMENT_UPDATED', { status: 'CONFIRMED' })).toBeGreaterThan(
       asaasPaymentRank('PAYMENT_UPDATED', { status: 'PENDING' }),
     );
-    expect(asaasPaymentRank('PAYMENT_RECEIVED', { status: 'RECEIVED' })).toBeGreaterThan(
-      asaasPaymentRank('PAYMENT_UPDATED', { status: 'REFUNDED' }),
+    // The status decides first: a later state carried by a lower-ranked event type still wins.
+    expect(asaasPaymentRank('PAYMENT_UPDATED', { status: 'RECEIVED' })).toBeGreaterThan(
+      asaasPaymentRank('PAYMENT_CONFIRMED', { status: 'CONFIRMED' }),
+    );
+    expect(asaasPaymentRank('PAYMENT_DELETED', { status: 'PENDING' })).toBeGreaterThan(
+      asaasPaymentRank('PAYMENT_UPDATED', { status: 'PENDING' }),
     );
   });
 

@@ -22,13 +22,16 @@ export const ASAAS_PAYMENT_RANK: Readonly<Record<string, number>> = {
 };
 
 /**
- * The payment's own `status`, in lifecycle order, breaks ties between events of one rank (two
- * `PAYMENT_UPDATED` in one second). Statuses from Asaas's payment object.
+ * The payment's own `status`, in lifecycle order, decides first (the state is the fact); the event
+ * type breaks ties between events carrying one status (a `PAYMENT_DELETED` after a
+ * `PAYMENT_UPDATED`). Statuses from Asaas's payment object. Transitions that run backwards (an
+ * OVERDUE payment back to PENDING after a new due date, a cash receipt undone) stay ties in one
+ * second and are kept by first-writer-wins.
  */
 export const ASAAS_STATUS_PROGRESSION = [
   'PENDING',
   'AWAITING_RISK_ANALYSIS',
-  'APPROVED_BY_RISK_ANALYSIS',
+  'AUTHORIZED',
   'OVERDUE',
   'CONFIRMED',
   'RECEIVED',
@@ -45,8 +48,8 @@ export const ASAAS_STATUS_PROGRESSION = [
 
 export function asaasPaymentRank(eventType: string, payment: Readonly<Record<string, unknown>>): number {
   return composeRank([
-    { value: ASAAS_PAYMENT_RANK[eventType] ?? 0, size: 16 },
     progressionRank(ASAAS_STATUS_PROGRESSION, payment.status),
+    { value: ASAAS_PAYMENT_RANK[eventType] ?? 0, size: 16 },
   ]);
 }
 

@@ -5,7 +5,7 @@
 import { joinKey } from '../../shared/keys';
 import { guardAttributes, isNewer } from '../state-store';
 import type { BusinessHandler } from '../types';
-import { id, num, obj, str } from './payload';
+import { id, isoSeconds, num, obj, str } from './payload';
 
 export function refRowKey(account: string, repositoryId: string, ref: string): string {
   return joinKey(['github', account, 'ref', repositoryId, ref]);
@@ -35,7 +35,11 @@ export const githubPush: BusinessHandler = {
     const ref = str(event.payload.ref);
     if (!repositoryId || !ref) return { outcome: 'noop' };
     const pk = refRowKey(event.account, repositoryId, ref);
-    const pushedAt = num(repository?.pushed_at) ?? Math.floor(Date.parse(event.receivedAt) / 1000);
+    // Epoch seconds in push payloads; an ISO string elsewhere (GitHub's types allow both).
+    const pushedAt =
+      num(repository?.pushed_at) ??
+      isoSeconds(repository?.pushed_at) ??
+      Math.floor(Date.parse(event.receivedAt) / 1000);
     const { row } = await context.read('resources', pk, { at: pushedAt, rank: 0, eventId: event.eventId });
     const eventOrder = {
       at: pushedAt,

@@ -15,17 +15,19 @@ import { composeRank, progressionRank } from './tie-break';
 /**
  * Same `updated_at` second: the further-along payment state wins, then the further-along
  * fulfillment, then the topic (an update outranks the create). Progressions from Shopify's Order
- * resource (`financial_status`, `fulfillment_status`); `voided` and `expired` end an authorization.
+ * resource (`financial_status`, `fulfillment_status`).
  */
 export const FINANCIAL_PROGRESSION = [
   'pending',
   'authorized',
+  // An authorization that ends unpaid: voided (cancelled before capture) or expired. Only reachable
+  // from pending or authorized, so it ranks just above them and below any captured payment.
+  'expired',
+  'voided',
   'partially_paid',
   'paid',
   'partially_refunded',
   'refunded',
-  'voided',
-  'expired',
 ] as const;
 export const FULFILLMENT_PROGRESSION = ['unfulfilled', 'partial', 'fulfilled', 'restocked'] as const;
 const TOPICS = ['orders/create', 'orders/updated'] as const;
