@@ -32,43 +32,36 @@ function verify(request: WebhookRequest, options: VerifyOptions): VerifyResult {
   return safeEqualAny(candidate, expected) ? { ok: true } : { ok: false, reason: 'signature_mismatch' };
 }
 
-/**
- * Where the hook's target is in the signed body, by `X-GitHub-Hook-Installation-Target-Type`:
- * a repository hook's target id is `repository.id`, an organization hook's `organization.id`. A GitHub
- * App's target id is the App id, which the body does not carry; its deliveries carry `installation.id`.
- * https://docs.github.com/en/webhooks/webhook-events-and-payloads#delivery-headers
- */
-const TARGET_FIELDS: Readonly<Record<string, string>> = {
-  repository: 'repository',
-  organization: 'organization',
-};
-
 type Scope = { readonly ok: true; readonly account: string } | { readonly ok: false };
 
 /**
- * The account scope, from signed content: the hook target's id as the body states it. The header
- * must agree where the body can say (repository and organization hooks); a type the body cannot
- * confirm (an App, a business, a Marketplace listing) takes the body's `installation.id`, else
- * `organization.id`, else `repository.id`, never the header.
+ * The account scope, from signed content only: the body's `installation.id` (present only in
+ * deliveries to a GitHub App), else `repository.id`, else `organization.id`. Fixed by the body, so
+ * no header can move a delivery to another account: an organization hook's and a repository hook's
+ * copy of one push land in the same account (the repository's).
+ *
+ * The unsigned hook-target headers must agree with the body: a `repository` hook's target id is
+ * `repository.id`, an `organization` hook's `organization.id`, and neither is an App delivery (no
+ * `installation`); without a type, the id must be one of the body's ids. A GitHub App's target id is
+ * the App id, which the body does not carry (the App's own secret binds it).
+ * https://docs.github.com/en/webhooks/webhook-events-and-payloads#delivery-headers
  */
 function scopeOf(request: WebhookRequest, payload: Readonly<Record<string, unknown>>): Scope {
   const targetId = readHeader(request.headers, 'x-github-hook-installation-target-id');
   const targetType = readHeader(request.headers, 'x-github-hook-installation-target-type')?.toLowerCase();
-  const bodyId = (field_: string) => idString(field(payload[field_], 'id'));
-  const checked = targetType === undefined ? undefined : TARGET_FIELDS[targetType];
-  if (checked !== undefined) {
-    const signed = bodyId(checked);
-    if (signed === undefined || targetId === undefined || signed !== targetId) return { ok: false };
-    return { ok: true, account: signed };
+  const installation = idString(field(payload.installation, 'id'));
+  const repository = idString(field(payload.repository, 'id'));
+  const organization = idString(field(payload.organization, 'id'));
+  const account = installation ?? repository ?? organization ?? 'default';
+  if (targetType === 'repository' || targetType === 'organization') {
+    const signed = targetType === 'repository' ? repository : organization;
+    if (installation !== undefined || signed === undefined || signed !== targetId) return { ok: false };
+    return { ok: true, account };
   }
-  const fromBody = bodyId('installation') ?? bodyId('organization') ?? bodyId('repository');
-  // Without a type, a target id the body contradicts is refused too.
   if (targetType === undefined && targetId !== undefined) {
-    const ids = [bodyId('repository'), bodyId('organization'), bodyId('installation')];
-    if (!ids.includes(targetId)) return { ok: false };
-    return { ok: true, account: targetId };
+    if (![repository, organization, installation].includes(targetId)) return { ok: false };
   }
-  return { ok: true, account: fromBody ?? 'default' };
+  return { ok: true, account };
 }
 
 /** The hook whose secret verifies the delivery (each hook, and each App, has its own secret). */

@@ -206,7 +206,15 @@ describe('githubProvider.extract', () => {
   it('reads every push example in @octokit/webhooks-examples', () => {
     for (const example of examplesOf('push')) {
       const repository = example.repository as { id: number };
-      const headers = deliveryHeaders({ 'x-github-hook-installation-target-id': String(repository.id) });
+      // Examples of deliveries to a GitHub App carry `installation`; the others, a repository hook's.
+      const headers = deliveryHeaders(
+        'installation' in example
+          ? {
+              'x-github-hook-installation-target-type': 'integration',
+              'x-github-hook-installation-target-id': '1',
+            }
+          : { 'x-github-hook-installation-target-id': String(repository.id) },
+      );
       const result = githubProvider.extract(request(headers, JSON.stringify(example)));
       expect(result).toMatchObject({ ok: true, event: { objectId: String(repository.id) } });
     }
@@ -236,13 +244,49 @@ describe('githubProvider.extract', () => {
       'x-github-hook-installation-target-id': undefined,
       'x-github-hook-installation-target-type': undefined,
     });
-    const body = JSON.parse(pushBody.toString('utf8')) as {
-      repository: { id: number };
-      organization?: { id: number };
-    };
+    const body = JSON.parse(pushBody.toString('utf8')) as { repository: { id: number } };
     expect(githubProvider.extract(request(headers, pushBody))).toMatchObject({
       ok: true,
-      event: { account: String(body.organization?.id ?? body.repository.id) },
+      event: { account: String(body.repository.id) },
+    });
+  });
+
+  it('fixes the account by the body, whatever hook-target headers a replay puts on it', () => {
+    // One signed body carrying all three ids, as an App's delivery about an organization's repository.
+    const body = JSON.stringify({
+      ref: 'refs/heads/main',
+      installation: { id: 555 },
+      repository: { id: 17273051 },
+      organization: { id: 9919 },
+    });
+    const withTarget = (type: string | undefined, id: string | undefined) =>
+      githubProvider.extract(
+        request(
+          deliveryHeaders({
+            'x-github-hook-installation-target-type': type,
+            'x-github-hook-installation-target-id': id,
+          }),
+          body,
+        ),
+      );
+    expect(withTarget('integration', '42')).toMatchObject({ ok: true, event: { account: '555' } });
+    expect(withTarget(undefined, undefined)).toMatchObject({ ok: true, event: { account: '555' } });
+    // Relabelled as a repository or organization hook: an App delivery is neither.
+    expect(withTarget('repository', '17273051')).toEqual({ ok: false, reason: 'scope_mismatch' });
+    expect(withTarget('organization', '9919')).toEqual({ ok: false, reason: 'scope_mismatch' });
+    // An organization hook's copy of a push lands in the repository's account, as the repository hook's does.
+    const push = JSON.stringify({
+      ref: 'refs/heads/main',
+      repository: { id: 17273051 },
+      organization: { id: 9919 },
+    });
+    const orgHook = deliveryHeaders({
+      'x-github-hook-installation-target-type': 'organization',
+      'x-github-hook-installation-target-id': '9919',
+    });
+    expect(githubProvider.extract(request(orgHook, push))).toMatchObject({
+      ok: true,
+      event: { account: '17273051' },
     });
   });
 
