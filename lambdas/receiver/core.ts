@@ -2,6 +2,7 @@
  * The receiver's core: verify, claim once, enqueue, answer. Pure of AWS: the claim store, the queue,
  * the secrets and the clock are injected. The rules it enforces are written down in docs/rules.md.
  */
+
 import { randomUUID } from 'node:crypto';
 import { getProvider } from '../providers';
 import type { Provider, ProviderEvent, WebhookRequest } from '../providers/types';
@@ -13,6 +14,7 @@ import {
   SQS_MAX_MESSAGE_BYTES,
 } from '../queue/event-message';
 import type { EventQueue } from '../queue/event-queue';
+import { retainUntil } from '../shared/claim-retention';
 import type { FaultInjector } from '../shared/faults';
 import { buildIdempotencyKey, resolveKeyRule } from '../shared/keys';
 import type { SecretSource } from '../shared/secrets';
@@ -203,8 +205,7 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
   }
   const key = keyResult.key;
   // The provider's retry window, but never shorter than anything that can still redeliver the event.
-  const expiresAt =
-    Math.floor(now / 1000) + Math.max(settings.claimTtlSeconds, deps.settings.claimRetentionSeconds);
+  const expiresAt = retainUntil(now, Math.max(settings.claimTtlSeconds, deps.settings.claimRetentionSeconds));
 
   const message: EventMessage = {
     v: EVENT_MESSAGE_VERSION,

@@ -90,6 +90,16 @@ describe('followEntry: where a redriven or replayed event stands', () => {
 
 describe('inspect: an expired claim is shown as the pipeline sees it', () => {
   const stack = { outputs: {} } as unknown as StackContext;
+  const textOf = (view: Awaited<ReturnType<typeof viewClaim>>) =>
+    inspectText(
+      {
+        stack: 'local',
+        query: { kind: 'key', key: view.key },
+        lookup: { method: 'get', key: view.key },
+        claims: [view],
+      },
+      NOW,
+    );
 
   it('gives no effective status past the TTL and says what the next delivery or redrive does', async () => {
     const stored = claim({
@@ -100,15 +110,7 @@ describe('inspect: an expired claim is shown as the pipeline sees it', () => {
     });
     const view = await viewClaim(stack, stored, NOW);
     expect(view).toMatchObject({ status: 'FAILED', effectiveStatus: null, ttl: { expired: true } });
-    const text = inspectText(
-      {
-        stack: 'local',
-        query: { kind: 'key', key: stored.pk },
-        lookup: { method: 'get', key: stored.pk },
-        claims: [view],
-      },
-      NOW,
-    );
+    const text = textOf(view);
     expect(text).toContain('none (expired; stored as FAILED)');
     expect(text).toContain('keeping its step markers');
   });
@@ -130,15 +132,7 @@ describe('inspect: an expired claim is shown as the pipeline sees it', () => {
       unresumedEffects: ['receipt'],
       replan: true,
     });
-    const text = inspectText(
-      {
-        stack: 'local',
-        query: { kind: 'key', key: view.key },
-        lookup: { method: 'get', key: view.key },
-        claims: [view],
-      },
-      NOW,
-    );
+    const text = textOf(view);
     expect(text).toMatch(/not resumed +receipt: not run again because they might act twice/);
     expect(text).toMatch(/recovered +from the business-row/);
   });

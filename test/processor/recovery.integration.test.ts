@@ -29,6 +29,16 @@ afterEach(async () => {
   await h?.stop();
 });
 
+/**
+ * A clock a minute past the claim's TTL: the item is expired to every condition and still stored,
+ * as DynamoDB leaves it until its lazy deletion. (Moving `expiresAt` into the past instead races
+ * DynamoDB Local, which deletes expired items within seconds.)
+ */
+async function clockPastTtl(key: string): Promise<() => number> {
+  const stored = await h.receiver.claim(key);
+  const offset = (stored?.expiresAt ?? 0) * 1000 + 60_000 - Date.now();
+  return () => Date.now() + offset;
+}
 const ledgerCalls = () => h.sink.entries().filter((e) => e.service === 'ledger');
 const receipts = () => h.sink.entries().filter((e) => e.service === 'mailer');
 
@@ -79,16 +89,9 @@ describe('processor: a redrive after the claim TTL finishes the event', () => {
   it('re-creates a claim found expired but not yet deleted with its step markers, and resumes at the ledger', async () => {
     const { key, message } = await paymentStuckInDlq('pi_redrive_expired');
     // DynamoDB deletes expired items lazily: the item is past its TTL and still there.
-    await h.receiver.doc.send(
-      new UpdateCommand({
-        TableName: h.receiver.tableName,
-        Key: { pk: key },
-        UpdateExpression: 'SET expiresAt = :past',
-        ExpressionAttributeValues: { ':past': Math.floor(Date.now() / 1000) - 60 },
-      }),
-    );
+    const clock = await clockPastTtl(key);
 
-    await processMessage(message, 1, { ...h.processorDeps, log });
+    await processMessage(message, 1, { ...h.processorDeps, clock, log });
     expect(ledgerCalls()).toHaveLength(1);
     expect(receipts()).toHaveLength(1);
     const claim = await h.receiver.claim(key);
@@ -99,7 +102,7 @@ describe('processor: a redrive after the claim TTL finishes the event', () => {
       processingAttempts: 1,
     });
     expect(claim?.expiresAt).toBeGreaterThan(
-      Math.floor(Date.now() / 1000) + CLAIM_RETENTION_DEFAULT_SECONDS - 60,
+      Math.floor(clock() / 1000) + CLAIM_RETENTION_DEFAULT_SECONDS - 60,
     );
   });
 
@@ -149,15 +152,9 @@ describe('processor: a redrive after the claim TTL finishes the event', () => {
       lastCompletedStep: 'state',
     });
     // The claim expires while the event is still being worked on; the provider then retries.
-    await h.receiver.doc.send(
-      new UpdateCommand({
-        TableName: h.receiver.tableName,
-        Key: { pk: key },
-        UpdateExpression: 'SET expiresAt = :past',
-        ExpressionAttributeValues: { ':past': Math.floor(Date.now() / 1000) - 1 },
-      }),
-    );
-    const retry = await h.receiver.deliver('stripe', body, stripeHeaders(body));
+    const clock = await clockPastTtl(key);
+    const retryHeaders = stripeHeaders(body, undefined, Math.floor(clock() / 1000));
+    const retry = await h.receiver.deliver('stripe', body, retryHeaders, { deps: { clock } });
     expect(retry).toMatchObject({ statusCode: 200, outcome: 'accepted', deliveries: 1 });
     expect(await h.receiver.claim(key)).toMatchObject({
       status: ClaimStatus.Enqueued,
