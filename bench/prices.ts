@@ -59,6 +59,12 @@ export const PRICES = {
     source: 'https://aws.amazon.com/s3/pricing/',
     checked: 'long-standing list price, seen in secondary pages; not confirmed against the AWS page here',
   },
+  s3GetRequest: {
+    usd: 0.0004 / 1000,
+    unit: 'per GET request, S3 Standard',
+    source: 'https://aws.amazon.com/s3/pricing/',
+    checked: 'long-standing list price, seen in secondary pages; not confirmed against the AWS page here',
+  },
   s3StandardGbMonth: {
     usd: 0.023,
     unit: 'per GB-month, S3 Standard (first 50 TB)',

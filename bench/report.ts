@@ -248,6 +248,59 @@ export function renderReport(results: BenchResults): string {
     ),
   );
 
+  const large = results.largePayloads;
+  if (large) {
+    out.push(
+      '',
+      `Large payloads: signed GitHub pushes through the receiver bundle, one fresh process per size (${large.receiverMemoryMb} MB function)`,
+    );
+    out.push(
+      table(
+        [
+          'body',
+          'n',
+          'HMAC p50 ms',
+          'handler p50 ms',
+          'handler p99 ms',
+          'RSS idle MB',
+          'RSS peak MB',
+          'of memory',
+          'outcomes',
+        ],
+        large.runs.map((run) => [
+          `${run.bytes / 1e6} MB`,
+          String(run.deliveries),
+          ms(run.hmacMs.p50),
+          ms(run.handlerMs.p50),
+          ms(run.handlerMs.p99),
+          run.baselineRssMb.toFixed(1),
+          run.peakRssMb.toFixed(1),
+          `${(run.shareOfMemorySize * 100).toFixed(0)}%`,
+          Object.entries(run.outcomes)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', '),
+        ]),
+      ),
+    );
+  }
+  const breakEven = results.claimCheckBreakEven;
+  out.push(
+    '',
+    'Claim-check break-even, per million events (only what differs between the routes)',
+    table(
+      ['message', 'in the message', 'claim check (archive on)', 'claim check (no per-event archive)'],
+      breakEven.rows
+        .filter((row, i) => i < 8 || row.messageBytes % (256 * 1024) === 0)
+        .map((row) => [
+          kb(row.messageBytes),
+          usd(row.inMessageUsd),
+          usd(row.claimCheckWithArchiveUsd),
+          usd(row.claimCheckWithoutArchiveUsd),
+        ]),
+    ),
+    `  the message is cheaper up to ${kb(breakEven.thresholdWithArchiveBytes)} with the per-event archive, ${kb(breakEven.thresholdWithoutArchiveBytes)} without it`,
+  );
+
   out.push('', 'Aims');
   for (const aim of results.aims)
     out.push(`  ${aim.met ? 'met    ' : 'NOT met'}  ${aim.aim}: ${aim.measured}`);

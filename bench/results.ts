@@ -2,6 +2,7 @@
 import type { BundleInfo, StartupResult } from './bundles';
 import { type CostConfig, type CostResult, costPerMillion, type PipelineCostInputs } from './cost';
 import type { CapacityResult, InProcessResult, LogBytesResult, ReceiverLatencyResult } from './inprocess';
+import { type BreakEven, claimCheckBreakEven, type LargePayloadResult } from './large-payloads';
 import type { LoadResult } from './load';
 import { PRICES, PRICES_AS_OF, PRICES_REGION } from './prices';
 
@@ -28,6 +29,8 @@ export interface BenchSettings {
   readonly capacity: number;
   readonly processor: number;
   readonly logs: number;
+  /** Deliveries per large-payload size. */
+  readonly large: number;
   readonly startupRuns: number;
   readonly seed: number;
   readonly quick: boolean;
@@ -61,6 +64,8 @@ export interface BenchResults {
     readonly startup?: StartupResult;
   };
   readonly load?: LoadResult;
+  readonly largePayloads?: LargePayloadResult;
+  readonly claimCheckBreakEven: BreakEven;
   readonly costPerMillion: CostResult;
   readonly prices: { readonly asOf: string; readonly region: string; readonly list: typeof PRICES };
   readonly aims: readonly Aim[];
@@ -149,6 +154,7 @@ export interface ResultParts {
   readonly inProcess: InProcessResult;
   readonly bundles?: BenchResults['bundles'];
   readonly load?: LoadResult;
+  readonly largePayloads?: LargePayloadResult;
   readonly costConfig: CostConfig;
 }
 
@@ -166,6 +172,8 @@ export function buildResults(parts: ResultParts): BenchResults {
     logBytes: inProcess.logBytes,
     ...(parts.bundles ? { bundles: parts.bundles } : {}),
     ...(parts.load ? { load: parts.load } : {}),
+    ...(parts.largePayloads ? { largePayloads: parts.largePayloads } : {}),
+    claimCheckBreakEven: claimCheckBreakEven(),
     costPerMillion: costPerMillion(costInputsFrom(inProcess), parts.costConfig),
     prices: { asOf: PRICES_AS_OF, region: PRICES_REGION, list: PRICES },
     aims: checkAims(inProcess.receiverLatencyMs, inProcess.capacity, parts.load),

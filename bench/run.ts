@@ -9,7 +9,7 @@
  *   5. Cost per million events; table to stdout; bench/results.json.
  *
  * Flags: --events 2000 --duplicates 0.1 --concurrent-share 0.5 --concurrency 32 --latency 1000
- * --warmup 100 --capacity 20 --processor 200 --logs 10 --startup-runs 15 --seed 1
+ * --warmup 100 --capacity 20 --processor 200 --logs 10 --large 10 --startup-runs 15 --seed 1
  * --settle-timeout 180 --output bench/results.json --cdk-out <dir> --quick --skip-load --skip-startup
  */
 import { spawnSync } from 'node:child_process';
@@ -28,6 +28,7 @@ import {
 } from './bundles';
 import type { CostConfig } from './cost';
 import { runInProcess } from './inprocess';
+import { type LargePayloadResult, measureLargePayloads } from './large-payloads';
 import { type LoadResult, type RunningStack, runLoad, startLocalStack } from './load';
 import { renderReport } from './report';
 import type { Endpoints } from './resources';
@@ -46,6 +47,7 @@ const HELP = `npm run bench [-- options]
   --capacity N          events per variant whose DynamoDB units are metered (default 20)
   --processor N         messages per processor for its durations (default 200)
   --logs N              events whose log volume is measured (default 10)
+  --large N             deliveries per large-payload size (1, 3, 5.5 MB; default 10)
   --startup-runs N      fresh processes per bundle (default 15)
   --seed N              seed for the duplicate mix (default 1)
   --settle-timeout S    load: seconds to wait for every claim to be DONE (default 180)
@@ -77,6 +79,7 @@ function parseFlags(argv: readonly string[]): Flags {
       capacity: { type: 'string' },
       processor: { type: 'string' },
       logs: { type: 'string' },
+      large: { type: 'string' },
       'startup-runs': { type: 'string' },
       seed: { type: 'string' },
       'settle-timeout': { type: 'string' },
@@ -112,6 +115,7 @@ function parseFlags(argv: readonly string[]): Flags {
     capacity: Math.max(1, number('capacity', 20, 3)),
     processor: Math.max(1, number('processor', 200, 30)),
     logs: Math.max(1, number('logs', 10, 3)),
+    large: Math.max(1, number('large', 10, 2)),
     startupRuns: Math.max(1, number('startup-runs', 15, 3)),
     seed: number('seed', 1, 1),
     settleTimeoutSeconds: number('settle-timeout', 180, 60),
@@ -235,6 +239,15 @@ async function main(): Promise<void> {
       progress: log,
     });
 
+    let largePayloads: LargePayloadResult | undefined;
+    if (endpoints.s3Endpoint) {
+      log('large payloads: 1, 3 and 5.5 MB GitHub pushes through the receiver bundle...');
+      largePayloads = await measureLargePayloads(receiver, endpoints, {
+        runs: flags.large,
+        progress: log,
+      });
+    }
+
     let load: LoadResult | undefined;
     if (stack) {
       load = await runLoad(stack, {
@@ -273,6 +286,7 @@ async function main(): Promise<void> {
         capacity,
         processor: flags.processor,
         logs,
+        large: flags.large,
         startupRuns: flags.startupRuns,
         seed,
         quick,
@@ -288,6 +302,7 @@ async function main(): Promise<void> {
         ...(startup ? { startup } : {}),
       },
       ...(load ? { load } : {}),
+      ...(largePayloads ? { largePayloads } : {}),
       costConfig: config,
     });
     writeFileSync(flags.output, `${JSON.stringify(results, null, 2)}\n`);

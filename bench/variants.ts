@@ -45,7 +45,6 @@ import type {
   SQSEvent,
   SQSRecord,
 } from 'aws-lambda';
-import { S3PayloadArchive } from '../lambdas/processor/archive';
 import { HttpLedger, HttpMailer } from '../lambdas/processor/effects';
 import { createProcessorHandler, type ProcessorHandler } from '../lambdas/processor/handler';
 import { EXAMPLE_HANDLERS } from '../lambdas/processor/handlers';
@@ -60,6 +59,7 @@ import { buildIdempotencyKey, resolveKeyRule } from '../lambdas/shared/keys';
 import { METRIC_NAMESPACE } from '../lambdas/shared/metric-names';
 import { StaticSecretSource } from '../lambdas/shared/secrets';
 import { DynamoClaimStore } from '../lambdas/store/dynamo-claim-store';
+import { S3PayloadArchive } from '../lambdas/store/payload-archive';
 import { ProcessingClaims } from '../lambdas/store/processing-claims';
 import type { CapacityMeter, RequestCounter } from './capacity';
 import {

@@ -3,10 +3,16 @@
  * message plus `archivedAt`, so replaying it is sending it back without that field.
  */
 import { GetObjectCommand, ListObjectsV2Command, NoSuchKey } from '@aws-sdk/client-s3';
-import type { ArchivedEvent } from '../lambdas/processor/archive';
 import type { ProviderId } from '../lambdas/providers/types';
-import type { EventMessage } from '../lambdas/queue/event-message';
+import {
+  claimCheckOf,
+  decodeBody,
+  type EventMessage,
+  type QueueMessage,
+  SQS_MAX_MESSAGE_BYTES,
+} from '../lambdas/queue/event-message';
 import { archiveDayPrefix } from '../lambdas/shared/archive-layout';
+import { type ArchivedEvent, ArchiveFormatError, parseArchivedEvent } from '../lambdas/store/payload-archive';
 import { CliError, describeAwsError } from './errors';
 import { aws, type StackContext } from './stack';
 
@@ -42,10 +48,15 @@ export function receivedInRange(event: Pick<EventMessage, 'receivedAt'>, from: D
   return !Number.isNaN(at) && at >= from.getTime() && at < to.getTime();
 }
 
-/** The queue message an archived object holds: the object without `archivedAt`. */
-export function queueMessageOf(archived: ArchivedEvent): EventMessage {
+/**
+ * The queue message that replays an archived object: the object without `archivedAt`, or, when
+ * that would not fit in one SQS message, a claim check pointing back at the object (the processor
+ * reads the body from it, as it does for the receiver's claim checks).
+ */
+export function queueMessageOf(archived: ArchivedEvent, objectKey: string): QueueMessage {
   const { archivedAt: _archivedAt, ...message } = archived;
-  return message;
+  if (Buffer.byteLength(JSON.stringify(message)) <= SQS_MAX_MESSAGE_BYTES) return message;
+  return claimCheckOf(message, objectKey, decodeBody(message).length);
 }
 
 export async function listArchiveKeys(stack: StackContext, prefix: string): Promise<string[]> {
@@ -80,20 +91,10 @@ export async function readArchivedEvent(stack: StackContext, key: string): Promi
       throw new CliError(`no archive object ${archiveUri(bucket, key)} (expired by the lifecycle rule?)`);
     throw describeAwsError(error, `${stack.label}: GetObject ${archiveUri(bucket, key)}`) ?? error;
   }
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new CliError(`${archiveUri(bucket, key)} is not JSON`);
+    return parseArchivedEvent(text, archiveUri(bucket, key));
+  } catch (error) {
+    if (error instanceof ArchiveFormatError) throw new CliError(error.message);
+    throw error;
   }
-  const event = parsed as Partial<ArchivedEvent> | null;
-  if (
-    typeof event !== 'object' ||
-    event === null ||
-    event.v !== 1 ||
-    typeof event.key !== 'string' ||
-    typeof event.body !== 'string'
-  )
-    throw new CliError(`${archiveUri(bucket, key)} is not an archived event message`);
-  return event as ArchivedEvent;
 }

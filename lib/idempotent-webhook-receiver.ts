@@ -19,6 +19,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { PROVIDER_IDS, type ProviderId } from '../lambdas/providers/types';
+import { CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES, SQS_MAX_MESSAGE_BYTES } from '../lambdas/shared/payload-limits';
 import { EventProcessor } from './constructs/event-processor';
 import { PayloadArchive } from './constructs/payload-archive';
 import { type ProviderSettingsOptions, providerSettingsJson } from './constructs/provider-settings';
@@ -86,8 +87,20 @@ export interface IdempotentWebhookReceiverProps {
   readonly mailerUrl?: string;
   /** Retention of the functions' and the API's log groups. @default logs.RetentionDays.ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
-  /** How long the payload archive keeps each event's payload. @default Duration.days(90) */
+  /**
+   * How long the payload archive keeps each event's payload. It also holds the bodies of
+   * claim-checked events, which a DLQ redrive still needs: at least the claim retention (15 days).
+   * @default Duration.days(90)
+   */
   readonly archiveRetention?: Duration;
+  /**
+   * Queue messages larger than this (bytes) carry a pointer to the body in the archive bucket
+   * instead of the body: a claim check. From 1,024 to 1,048,576 (SQS's message limit). The default
+   * is one SQS billing chunk, the cost break-even while the processor archives every event
+   * (docs/performance.md).
+   * @default 65536
+   */
+  readonly claimCheckThresholdBytes?: number;
   /** Tables, secrets and the archive bucket when removed from the stack. @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy;
   /** Subscribed (by email) to the alarm topic. @default no subscription */
@@ -199,13 +212,23 @@ export class IdempotentWebhookReceiver extends Construct {
       memorySize: props.receiverMemorySize ?? RECEIVER_DEFAULTS.memorySize,
       lease: receiverLease,
       claimRetention: processing.claimRetention,
+      archiveBucket: archive.bucket,
+      claimCheckThresholdBytes: props.claimCheckThresholdBytes ?? CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES,
       throttlingRateLimit: props.throttlingRateLimit ?? 100,
       throttlingBurstLimit: props.throttlingBurstLimit ?? 200,
       logRetention,
     });
 
+    if (archive.retention.toSeconds() < processing.claimRetention.toSeconds()) {
+      throw new IdempotentWebhookReceiverPropsError(
+        `archiveRetention (${archive.retention.toDays()} days) must be at least the claim retention ` +
+          `(${processing.claimRetention.toDays()} days): a redriven claim check must still find its body`,
+      );
+    }
+
     const alarms = new WebhookAlarms(this, 'Alarms', {
       api: ingest.api,
+      accessLogGroup: ingest.accessLogGroup,
       processor: processing.processor,
       eventQueue: processing.queue,
       deadLetterQueue: processing.deadLetterQueue,
@@ -277,6 +300,12 @@ function checkProps(values: {
   if (!Number.isInteger(maxReceiveCount) || maxReceiveCount < 1 || maxReceiveCount > 1000) {
     fail('maxReceiveCount must be an integer from 1 to 1000');
   }
+  const threshold = props.claimCheckThresholdBytes;
+  if (
+    threshold !== undefined &&
+    (!Number.isInteger(threshold) || threshold < 1_024 || threshold > SQS_MAX_MESSAGE_BYTES)
+  )
+    fail(`claimCheckThresholdBytes must be an integer from 1024 to ${SQS_MAX_MESSAGE_BYTES}`);
   for (const [name, value] of [
     ['throttlingRateLimit', props.throttlingRateLimit],
     ['throttlingBurstLimit', props.throttlingBurstLimit],

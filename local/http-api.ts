@@ -2,11 +2,16 @@
  * Serves an HTTP API's routes on loopback the way API Gateway HTTP API (payload format 2.0) calls a
  * Lambda proxy integration: it builds the v2 event (lower-cased headers, base64 bodies for binary
  * content), invokes the function and maps its structured result back to HTTP.
+ *
+ * It refuses what AWS refuses, with the same status: a body over API Gateway's 10 MiB, and an event
+ * that Lambda would not accept as a synchronous invocation (6,291,456 bytes as JSON), both `413`
+ * without invoking anything (docs/rules.md, "Payload size").
  */
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { fitsInvocation, HTTP_API_MAX_BODY_BYTES } from '../lambdas/shared/payload-limits';
 
 export interface HttpRoute {
   readonly method: string;
@@ -15,8 +20,18 @@ export interface HttpRoute {
   readonly invoke: (event: APIGatewayProxyEventV2) => Promise<unknown>;
 }
 
-/** API Gateway's own payload limit. */
-const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
+/** One line per request refused before the function, as API Gateway's access log would show it. */
+export type RefusalLog = (line: { status: number; path: string; bodyBytes: number; reason: string }) => void;
+
+/** What API Gateway answers to a body over its limit, and Lambda's refusal as API Gateway maps it. */
+export const BODY_TOO_LARGE_RESPONSE = {
+  status: 413,
+  body: `HTTP content length exceeded ${HTTP_API_MAX_BODY_BYTES} bytes.`,
+} as const;
+export const INVOCATION_TOO_LARGE_RESPONSE = {
+  status: 413,
+  body: '{"message":"Request Too Long"}',
+} as const;
 
 const TEXT_TYPES = [
   /^text\//,
@@ -46,15 +61,27 @@ function matchRoute(routes: readonly HttpRoute[], method: string, path: string) 
   return undefined;
 }
 
-async function readBody(request: IncomingMessage): Promise<Buffer | 'too-large'> {
+/**
+ * The request body, or its size when it is over API Gateway's limit (read to the end and dropped,
+ * so the client gets the 413 rather than a reset connection).
+ */
+async function readBody(request: IncomingMessage): Promise<Buffer | number> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > MAX_PAYLOAD_BYTES) return 'too-large';
-    chunks.push(chunk as Buffer);
+    if (size <= HTTP_API_MAX_BODY_BYTES) chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks);
+  return size > HTTP_API_MAX_BODY_BYTES ? size : Buffer.concat(chunks);
+}
+
+function refuse(
+  response: ServerResponse,
+  answer: { readonly status: number; readonly body: string },
+  contentType: string,
+): void {
+  response.writeHead(answer.status, { 'content-type': contentType });
+  response.end(answer.body);
 }
 
 function json(response: ServerResponse, status: number, body: unknown): void {
@@ -111,6 +138,7 @@ export async function startHttpApi(options: {
   readonly port: number;
   readonly host?: string;
   readonly onError?: (error: unknown) => void;
+  readonly onRefused?: RefusalLog;
 }): Promise<{ url: string; stop(): Promise<void> }> {
   const server: Server = createServer((request, response) => {
     void (async () => {
@@ -118,12 +146,23 @@ export async function startHttpApi(options: {
       const match = matchRoute(options.routes, request.method ?? 'GET', path);
       if (!match) return json(response, 404, { message: 'Not Found' });
       const body = await readBody(request);
-      if (body === 'too-large') return json(response, 413, { message: 'Request Entity Too Large' });
+      if (typeof body === 'number') {
+        options.onRefused?.({ status: 413, path, bodyBytes: body, reason: 'body over 10 MiB' });
+        return refuse(response, BODY_TOO_LARGE_RESPONSE, 'text/plain; charset=utf-8');
+      }
+      const event = toApiEvent(request, match.route, match.parameters, body);
+      if (!fitsInvocation(event)) {
+        options.onRefused?.({
+          status: 413,
+          path,
+          bodyBytes: body.length,
+          reason: 'RequestEntityTooLargeException: the event is over the Lambda invocation limit',
+        });
+        return refuse(response, INVOCATION_TOO_LARGE_RESPONSE, 'application/json');
+      }
       let result: APIGatewayProxyStructuredResultV2;
       try {
-        result = (await match.route.invoke(
-          toApiEvent(request, match.route, match.parameters, body),
-        )) as APIGatewayProxyStructuredResultV2;
+        result = (await match.route.invoke(event)) as APIGatewayProxyStructuredResultV2;
       } catch (error) {
         options.onError?.(error);
         return json(response, 500, { message: 'Internal Server Error' });

@@ -36,6 +36,8 @@ export interface SampleOptions {
   readonly objectId?: string;
   readonly secret: string;
   readonly nowSeconds?: number;
+  /** GitHub push only: grow the body to exactly this many bytes with commits (payload-size tests). */
+  readonly bytes?: number;
 }
 
 export function sampleDelivery(provider: ProviderId, options: SampleOptions): SampleDelivery {
@@ -126,8 +128,10 @@ function github(type: string, options: SampleOptions): SampleDelivery {
           },
           pusher: { name: 'octocat', email: 'octocat@github.com' },
         };
-  // GitHub sends pretty-printed JSON with a trailing newline.
-  const body = `${JSON.stringify(payload, null, 2)}\n`;
+  const body =
+    type === 'push' && options.bytes !== undefined
+      ? largePushBody(payload, options.bytes)
+      : githubJson(payload);
   const delivery = options.eventId ?? randomUUID();
   return {
     body,
@@ -143,6 +147,50 @@ function github(type: string, options: SampleOptions): SampleDelivery {
     },
     summary: `${type} delivery ${delivery}`,
   };
+}
+
+/** GitHub sends pretty-printed JSON with a trailing newline. */
+const githubJson = (payload: unknown): string => `${JSON.stringify(payload, null, 2)}\n`;
+
+function commit(index: number, message: string) {
+  const sha = hex(20);
+  const person = { name: 'Octo Cat', email: 'octocat@github.com', username: 'octocat' };
+  return {
+    id: sha,
+    tree_id: hex(20),
+    distinct: true,
+    message,
+    timestamp: '2026-12-02T10:00:00Z',
+    url: `https://github.com/octo-org/octo-repo/commit/${sha}`,
+    author: person,
+    committer: person,
+    added: [],
+    removed: [],
+    modified: [`src/module-${index}.ts`],
+  };
+}
+
+/**
+ * A push whose body is exactly `bytes` long: commits until it is nearly there, then the last
+ * commit's message padded to the byte (a push with many commits is how GitHub bodies get large).
+ */
+export function largePushBody(payload: Record<string, unknown>, bytes: number): string {
+  const commits: ReturnType<typeof commit>[] = [];
+  const sized = () => Buffer.byteLength(githubJson({ ...payload, commits }));
+  // Each commit adds about 700 bytes; grow in steps, then pad the last message to the exact size.
+  while (sized() < bytes - 2_000) {
+    const missing = bytes - 2_000 - sized();
+    const step = Math.max(1, Math.floor(missing / 800));
+    for (let i = 0; i < step; i++) commits.push(commit(commits.length, `Change ${commits.length}`));
+  }
+  commits.push(commit(commits.length, ''));
+  const last = commits.length - 1;
+  const padding = bytes - sized();
+  if (padding < 0) throw new Error(`a push cannot be made as small as ${bytes} bytes`);
+  commits[last] = { ...(commits[last] as ReturnType<typeof commit>), message: 'x'.repeat(padding) };
+  const body = githubJson({ ...payload, commits });
+  if (Buffer.byteLength(body) !== bytes) throw new Error('push body size mismatch');
+  return body;
 }
 
 function shopify(type: string, options: SampleOptions): SampleDelivery {

@@ -29,7 +29,8 @@ options
   --url URL       post here instead of the local stack's URL for the provider
   --id ID         use this provider event id (to redeliver "the same" event)
   --object ID     use this business object id (payment intent, order, payment, invoice)
-  --secret S      sign with this secret instead of the configured one${extraOptions}`;
+  --secret S      sign with this secret instead of the configured one
+  --bytes SIZE    github push only: a body of exactly SIZE (700kb, 3mb, 5.5mb) made of commits${extraOptions}`;
 }
 
 /** The command line is wrong; the message says how. */
@@ -46,11 +47,23 @@ export interface SendArgs {
   readonly eventId: string | undefined;
   readonly objectId: string | undefined;
   readonly secret: string | undefined;
+  /** GitHub push: the body's exact size in bytes. */
+  readonly bytes?: number;
 }
 
 export type ParsedSendArgs = { readonly help: true } | { readonly help: false; readonly args: SendArgs };
 
-const SEND_OPTIONS = ['dup', 'concurrent', 'url', 'id', 'object', 'secret'];
+const SEND_OPTIONS = ['dup', 'concurrent', 'url', 'id', 'object', 'secret', 'bytes'];
+
+/** `700000`, `700kb`, `3MB`, `5.5mb`: decimal units, as providers state their limits. */
+export function parseByteSize(raw: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*(b|kb|mb)?$/i.exec(raw.trim());
+  const unit = { b: 1, kb: 1_000, mb: 1_000_000 }[(m?.[2] ?? 'b').toLowerCase() as 'b' | 'kb' | 'mb'];
+  const bytes = m?.[1] === undefined ? Number.NaN : Math.round(Number(m[1]) * unit);
+  if (!Number.isSafeInteger(bytes) || bytes < 4_000 || bytes > 20_000_000)
+    throw new SendUsageError(`--bytes must be a size from 4kb to 20mb (e.g. 700kb, 3mb), got ${raw}`);
+  return bytes;
+}
 
 export function parseSendArgs(argv: readonly string[]): ParsedSendArgs {
   const positional: string[] = [];
@@ -90,8 +103,15 @@ export function parseSendArgs(argv: readonly string[]): ParsedSendArgs {
       eventId: flags.id,
       objectId: flags.object,
       secret: flags.secret,
+      ...(flags.bytes === undefined ? {} : { bytes: bytesFor(provider, type, flags.bytes) }),
     },
   };
+}
+
+function bytesFor(provider: string, type: string | undefined, raw: string): number {
+  if (provider !== 'github' || (type !== undefined && type !== 'push'))
+    throw new SendUsageError('--bytes sizes GitHub push deliveries only');
+  return parseByteSize(raw);
 }
 
 /** The local stack's outputs (`LOCAL_OUTPUTS_FILE`, else cdk-outputs.local.json), if it is running. */
@@ -159,6 +179,7 @@ export async function sendSample(args: SendArgs, options: SendOptions = {}): Pro
     ...(args.type ? { type: args.type } : {}),
     ...(args.eventId ? { eventId: args.eventId } : {}),
     ...(args.objectId ? { objectId: args.objectId } : {}),
+    ...(args.bytes === undefined ? {} : { bytes: args.bytes }),
     secret,
   });
   log(`${args.provider}: ${delivery.summary}`);

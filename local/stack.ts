@@ -214,7 +214,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
       if (!fn) throw new Error(`route ${String(props.RouteKey)} targets no local function`);
       routes.push({ method, path, invoke: (event) => fn.invoke(event) });
     }
-    const api = await startHttpApi({ routes, port: options.port, onError: (e) => log(`[api] ${String(e)}`) });
+    const api = await startHttpApi({
+      routes,
+      port: options.port,
+      onError: (e) => log(`[api] ${String(e)}`),
+      // What API Gateway's access log would show for a request that never reached the receiver.
+      onRefused: (line) => log(`[api] ${JSON.stringify(line)}`),
+    });
     stoppers.push(api.stop);
 
     const outputs = localOutputs(template, resolver, api.url, {

@@ -9,9 +9,9 @@
  * reported (./follow.ts).
  */
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import type { ArchivedEvent } from '../../lambdas/processor/archive';
 import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types';
 import { ClaimStatus, isExpired } from '../../lambdas/store/claim';
+import type { ArchivedEvent } from '../../lambdas/store/payload-archive';
 import {
   archiveUri,
   listArchiveKeys,
@@ -258,9 +258,10 @@ async function replayOne(
   if (claim?.status === ClaimStatus.Done && !force)
     return { ...base, action: 'skipped', reason: 'claim is DONE (pass --force to replay it anyway)' };
 
+  const objectKey = candidate.archiveKey;
   let archived: ArchivedEvent;
   try {
-    archived = candidate.archived ?? (await readArchivedEvent(stack, candidate.archiveKey));
+    archived = candidate.archived ?? (await readArchivedEvent(stack, objectKey));
   } catch (error) {
     if (error instanceof CliError) return { ...base, action: 'failed', reason: error.message };
     throw error;
@@ -289,7 +290,10 @@ async function replayOne(
   const queueUrl = stack.output('EventQueueUrl');
   const sent = await aws(stack, `SendMessage to ${queueUrl}`, () =>
     stack.sqs.send(
-      new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(queueMessageOf(archived)) }),
+      new SendMessageCommand({
+        QueueUrl: queueUrl,
+        MessageBody: JSON.stringify(queueMessageOf(archived, objectKey)),
+      }),
     ),
   );
   return { ...withEvent, action, reason, messageId: sent.MessageId ?? null };

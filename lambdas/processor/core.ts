@@ -10,14 +10,19 @@
  */
 import { randomUUID } from 'node:crypto';
 import { getProvider } from '../providers';
-import type { EventMessage } from '../queue/event-message';
-import { decodeBody } from '../queue/event-message';
+import {
+  decodeBody,
+  type EventEnvelope,
+  type EventMessage,
+  isClaimCheck,
+  type QueueMessage,
+} from '../queue/event-message';
 import { retainUntil } from '../shared/claim-retention';
 import type { FaultInjector } from '../shared/faults';
 import { matchEventType } from '../shared/keys';
 import type { ClaimRecord, Lease, NewClaim } from '../store/claim';
+import { ArchiveFormatError, type PayloadArchive } from '../store/payload-archive';
 import { LeaseLostError, type ProcessingClaims, type ProcessingOutcome } from '../store/processing-claims';
-import type { PayloadArchive } from './archive';
 import { isNewer, type ReadMark, readMark, type StateStore, WriteConflictError } from './state-store';
 import type {
   BusinessHandler,
@@ -51,7 +56,10 @@ export interface ProcessorDeps {
   readonly clock?: () => number;
   readonly newLeaseToken?: () => string;
   readonly faultPoint?: FaultInjector;
-  /** Where payloads are archived; archiving is off when absent. */
+  /**
+   * Where payloads are archived (archiving is off when absent), and where claim-checked bodies are
+   * read from.
+   */
   readonly archive?: PayloadArchive;
 }
 
@@ -60,10 +68,10 @@ export type ProcessResult =
       readonly kind: 'done';
       readonly outcome: ProcessingOutcome;
       readonly key: string;
-      readonly event: EventMessage;
+      readonly event: EventEnvelope;
     }
   /** The claim was already DONE: the message was a duplicate and nothing was applied. */
-  | { readonly kind: 'already-done'; readonly key: string; readonly event: EventMessage };
+  | { readonly kind: 'already-done'; readonly key: string; readonly event: EventEnvelope };
 
 /** The message is not an event this processor can read: it can never succeed. */
 export class PoisonMessageError extends Error {
@@ -85,13 +93,14 @@ const MAX_PLAN_ROUNDS = 5;
 export const RECOVERED_FROM_BUSINESS_ROW = 'business-row';
 
 /**
- * The queue message's envelope. A body that is not a version-1 event message is poison with no
- * claim to mark: it fails every attempt and ends in the DLQ.
+ * The queue message's envelope: the event with its body, or a claim check for it. A body that is
+ * not a version-1 event message is poison with no claim to mark: it fails every attempt and ends
+ * in the DLQ.
  */
-export function parseEventMessage(body: string): EventMessage {
-  let message: EventMessage;
+export function parseEventMessage(body: string): QueueMessage {
+  let message: QueueMessage;
   try {
-    message = JSON.parse(body) as EventMessage;
+    message = JSON.parse(body) as QueueMessage;
   } catch {
     throw new PoisonMessageError('message body is not JSON');
   }
@@ -103,10 +112,39 @@ export function parseEventMessage(body: string): EventMessage {
     typeof message.provider !== 'string' ||
     typeof message.eventId !== 'string' ||
     typeof message.eventType !== 'string' ||
-    typeof message.body !== 'string'
+    (isClaimCheck(message) ? message.payloadKey === '' : typeof message.body !== 'string')
   ) {
     throw new PoisonMessageError('message is not a version 1 event message');
   }
+  return message;
+}
+
+/**
+ * The event with its body: the message itself, or, for a claim check, the archived event it points
+ * to. A missing object fails the attempt (SQS retries, then the DLQ keeps the pointer); an object
+ * that is not this event's is poison.
+ */
+export async function loadMessage(
+  queued: QueueMessage,
+  deps: Pick<ProcessorDeps, 'archive'>,
+): Promise<EventMessage> {
+  if (!isClaimCheck(queued)) return queued;
+  if (!deps.archive)
+    throw new Error(
+      `message ${queued.key} is a claim check but the processor has no archive bucket (ARCHIVE_BUCKET_NAME)`,
+    );
+  let archived: Awaited<ReturnType<PayloadArchive['get']>>;
+  try {
+    archived = await deps.archive.get(queued.payloadKey);
+  } catch (error) {
+    if (error instanceof ArchiveFormatError) throw new PoisonMessageError(error.message);
+    throw error;
+  }
+  if (archived.key !== queued.key)
+    throw new PoisonMessageError(
+      `claim check ${queued.payloadKey} holds event ${archived.key}, not ${queued.key}`,
+    );
+  const { archivedAt: _archivedAt, ...message } = archived;
   return message;
 }
 
@@ -173,9 +211,13 @@ export async function processMessage(
   let archiveKey: string | undefined;
   try {
     // Poison once read: it can never succeed, so the claim says FAILED (with why) at once.
-    const event = readEvent(message);
+    const loaded = await loadMessage(message, deps);
+    const event = readEvent(loaded);
     if (deps.archive && begun.claim.archiveKey === undefined) {
-      archiveKey = await deps.archive.put(message, begun.claim.firstSeenAt, clock());
+      // A claim check's object is the event's archive: no second copy.
+      archiveKey = isClaimCheck(message)
+        ? message.payloadKey
+        : await deps.archive.put(loaded, begun.claim.firstSeenAt, clock());
     }
     deps.faultPoint?.('processor.afterClaim', event.eventId);
     const outcome = await applyEvent(event, begun.claim, lease, archiveKey, deps);

@@ -21,8 +21,8 @@ import {
   PROVIDER_DIMENSION,
   ProcessorMetric,
 } from '../shared/metric-names';
+import { S3PayloadArchive } from '../store/payload-archive';
 import { ProcessingClaims } from '../store/processing-claims';
-import { S3PayloadArchive } from './archive';
 import {
   ClaimBusyError,
   PoisonMessageError,

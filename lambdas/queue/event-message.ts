@@ -5,12 +5,12 @@
 import { isUtf8 } from 'node:buffer';
 import type { ProviderEvent, ProviderId } from '../providers/types';
 
+export { SQS_MAX_MESSAGE_BYTES } from '../shared/payload-limits';
+
 export const EVENT_MESSAGE_VERSION = 1;
 
-/** SQS's message size limit (body plus attributes; we send no attributes). */
-export const SQS_MAX_MESSAGE_BYTES = 262_144;
-
-export interface EventMessage extends ProviderEvent {
+/** What every queue message says about its event, whether it carries the body or points to it. */
+export interface EventEnvelope extends ProviderEvent {
   readonly v: typeof EVENT_MESSAGE_VERSION;
   /** The idempotency key the receiver claimed. */
   readonly key: string;
@@ -21,9 +21,42 @@ export interface EventMessage extends ProviderEvent {
   readonly claimExpiresAt: number;
   /** The delivery's headers the processor may need; signature and token headers are never included. */
   readonly headers: Readonly<Record<string, string>>;
+}
+
+/** The event with its body: a queue message of a small event, and every archived event. */
+export interface EventMessage extends EventEnvelope {
   /** The raw body exactly as received: text when it is valid UTF-8, base64 otherwise. */
   readonly body: string;
   readonly bodyEncoding: 'utf8' | 'base64';
+}
+
+/**
+ * A claim check: the event whose body was too large for the message. The body is in the archive
+ * bucket at `payloadKey`, as the archived event (an {@link EventMessage} plus `archivedAt`), written
+ * before this message was sent.
+ */
+export interface ClaimCheckMessage extends EventEnvelope {
+  /** The archive object holding the event with its body (lambdas/shared/archive-layout.ts). */
+  readonly payloadKey: string;
+  /** The raw body's size, for logs and `webhooks dlq list`. */
+  readonly bodyBytes: number;
+}
+
+/** What the queue carries: the event with its body, or a claim check for it. */
+export type QueueMessage = EventMessage | ClaimCheckMessage;
+
+export function isClaimCheck(message: QueueMessage): message is ClaimCheckMessage {
+  return typeof (message as Partial<ClaimCheckMessage>).payloadKey === 'string';
+}
+
+/** The claim check for `message` whose full form is archived at `payloadKey`. */
+export function claimCheckOf(
+  message: EventMessage,
+  payloadKey: string,
+  bodyBytes: number,
+): ClaimCheckMessage {
+  const { body: _body, bodyEncoding: _encoding, ...envelope } = message;
+  return { ...envelope, payloadKey, bodyBytes };
 }
 
 /** Headers that prove authenticity: they never leave the receiver. */

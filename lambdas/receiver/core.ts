@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { getProvider } from '../providers';
 import type { Provider, ProviderEvent, WebhookRequest } from '../providers/types';
 import {
+  claimCheckOf,
   EVENT_MESSAGE_VERSION,
   type EventMessage,
   encodeBody,
@@ -26,6 +27,7 @@ import {
   type Lease,
   type NewClaim,
 } from '../store/claim';
+import type { PayloadArchive } from '../store/payload-archive';
 import type { ReceiverSettings } from './settings';
 
 /** One HTTP delivery, as the adapter hands it over. Header names must be lower-case. */
@@ -81,6 +83,11 @@ export interface ReceiverDeps {
   readonly queue: EventQueue;
   readonly secrets: SecretSource;
   readonly log: ReceiverLog;
+  /**
+   * The archive bucket, where a body too large for a queue message is written before a claim check
+   * is sent. Without it, messages over SQS's limit are refused with 413.
+   */
+  readonly archive?: PayloadArchive;
   /** Epoch milliseconds. */
   readonly clock?: () => number;
   readonly sleep?: (ms: number) => Promise<void>;
@@ -217,10 +224,10 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
     headers: forwardedHeaders(delivery.headers),
     ...encodeBody(rawBody),
   };
-  const messageBody = JSON.stringify(message);
-  if (Buffer.byteLength(messageBody) > SQS_MAX_MESSAGE_BYTES) {
-    // JSON escaping can grow a body past the queue's limit even under maxBodyBytes.
-    return tooLarge(provider, maxBodyBytes, { ...ids, key, reason: 'message_too_large' });
+  const outgoing = planMessage(message, rawBody.length, deps);
+  if (outgoing === undefined) {
+    // Only without an archive bucket: then nothing can carry a message past SQS's limit.
+    return tooLarge(provider, SQS_MAX_MESSAGE_BYTES, { ...ids, key, reason: 'message_too_large' });
   }
 
   const claim: NewClaim = {
@@ -232,7 +239,24 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
     ...(event.objectId === undefined ? {} : { objectId: event.objectId }),
     expiresAt,
   };
-  return claimAndEnqueue(claim, messageBody, { ...ids, key }, deps);
+  return claimAndEnqueue(claim, outgoing, { ...ids, key }, deps);
+}
+
+/**
+ * What goes on the queue: the message itself when it is within the claim-check threshold, else a
+ * claim check (the message goes to the archive bucket first, and a pointer to it on the queue).
+ * Undefined when the message is too large for SQS and there is no bucket to put it in.
+ */
+type Outgoing =
+  | { readonly kind: 'inline'; readonly body: string }
+  | { readonly kind: 'claim-check'; readonly message: EventMessage; readonly bodyBytes: number };
+
+function planMessage(message: EventMessage, bodyBytes: number, deps: ReceiverDeps): Outgoing | undefined {
+  const body = JSON.stringify(message);
+  const size = Buffer.byteLength(body);
+  if (size <= deps.settings.claimCheckThresholdBytes) return { kind: 'inline', body };
+  if (deps.archive) return { kind: 'claim-check', message, bodyBytes };
+  return size <= SQS_MAX_MESSAGE_BYTES ? { kind: 'inline', body } : undefined;
 }
 
 function pickEvent(event: ProviderEvent): ProviderEvent {
@@ -303,7 +327,7 @@ export function decide(claim: ClaimRecord, nowMs: number): Decision {
 
 async function claimAndEnqueue(
   claim: NewClaim,
-  messageBody: string,
+  outgoing: Outgoing,
   ids: Ids,
   deps: ReceiverDeps,
 ): Promise<DeliveryResult> {
@@ -323,7 +347,10 @@ async function claimAndEnqueue(
     if (current === undefined) {
       const lease = newLease();
       const created = await store.createClaim(claim, lease, clock());
-      if (created.created) return enqueueAsHolder(claim.pk, lease, messageBody, ids, 1, false, deps);
+      if (created.created) {
+        const held = { lease, firstSeenAt: created.claim.firstSeenAt };
+        return enqueueAsHolder(claim.pk, held, outgoing, ids, 1, false, deps);
+      }
       if (!counted) {
         // One more delivery of a live claim: count it (the answer to "was it claimed once or twice?").
         current = await store.recordDuplicate(claim.pk, clock());
@@ -354,7 +381,10 @@ async function claimAndEnqueue(
         lease,
         clock(),
       );
-      if (taken) return enqueueAsHolder(claim.pk, lease, messageBody, ids, taken.deliveries, true, deps);
+      if (taken) {
+        const held = { lease, firstSeenAt: taken.firstSeenAt };
+        return enqueueAsHolder(claim.pk, held, outgoing, ids, taken.deliveries, true, deps);
+      }
       // Someone else moved it first: look again.
       current = await store.getClaim(claim.pk, clock());
       continue;
@@ -385,19 +415,40 @@ async function claimAndEnqueue(
   });
 }
 
+/** A claim this delivery holds: its lease, and the claim's first-seen time (it names the archive object). */
+interface HeldClaim {
+  readonly lease: Lease;
+  readonly firstSeenAt: string;
+}
+
+/**
+ * Sends the event as the claim's holder. A claim check writes the archive object first and sends
+ * the pointer only once the object is durable; either failure releases the claim and answers 500,
+ * and the retry writes the same object again (same key, same content) and sends.
+ */
 async function enqueueAsHolder(
   pk: string,
-  lease: Lease,
-  messageBody: string,
+  held: HeldClaim,
+  outgoing: Outgoing,
   ids: Ids,
   deliveries: number,
   tookOver: boolean,
   deps: ReceiverDeps,
 ): Promise<DeliveryResult> {
   const clock = deps.clock ?? Date.now;
+  const { lease } = held;
   let messageId: string | undefined;
+  let archiveKey: string | undefined;
   try {
     deps.faultPoint?.('receiver.afterClaim', ids.eventId ?? '');
+    let messageBody: string;
+    if (outgoing.kind === 'inline') messageBody = outgoing.body;
+    else {
+      if (!deps.archive) throw new Error('a claim check needs the archive bucket');
+      archiveKey = await deps.archive.put(outgoing.message, held.firstSeenAt, clock());
+      deps.faultPoint?.('receiver.afterPayloadStored', ids.eventId ?? '');
+      messageBody = JSON.stringify(claimCheckOf(outgoing.message, archiveKey, outgoing.bodyBytes));
+    }
     ({ messageId } = await deps.queue.send(messageBody));
   } catch (error) {
     // Not queued: give the claim back so the provider's retry is not mistaken for a duplicate.
@@ -406,7 +457,7 @@ async function enqueueAsHolder(
       released = await deps.store.releaseClaim(
         pk,
         lease.token,
-        `enqueue failed: ${errorSummary(error)}`,
+        `${archiveKey === undefined && outgoing.kind === 'claim-check' ? 'payload store' : 'enqueue'} failed: ${errorSummary(error)}`,
         clock(),
       );
     } catch (releaseError) {
@@ -431,7 +482,7 @@ async function enqueueAsHolder(
 
   // The event is durably queued: whatever happens to the mark below, the answer is 200.
   try {
-    const marked = await deps.store.markEnqueued(pk, lease.token, messageId, clock());
+    const marked = await deps.store.markEnqueued(pk, lease.token, messageId, clock(), archiveKey);
     if (!marked) {
       deps.log.warn(
         'lease was taken over before the ENQUEUED mark; the extra message is absorbed by the processor',

@@ -23,6 +23,7 @@ import {
 } from '../shared/metric-names';
 import { secretSourceFromEnvironment } from '../shared/secrets-manager';
 import { DynamoClaimStore } from '../store/dynamo-claim-store';
+import type { PayloadArchive } from '../store/payload-archive';
 import { type DeliveryOutcome, type DeliveryResult, type ReceiverDeps, receiveDelivery } from './core';
 import { deliveryFromEvent, toHttpResponse } from './http';
 import { loadReceiverSettings } from './settings';
@@ -130,8 +131,41 @@ export function depsFromEnvironment(env: NodeJS.ProcessEnv = process.env): Omit<
     }),
     queue: new SqsEventQueue({ client: new SQSClient(clientConfig), queueUrl: settings.eventQueueUrl }),
     secrets: secretSourceFromEnvironment(env),
+    ...(settings.archiveBucket
+      ? { archive: lazyArchive(settings.archiveBucket, settings.archiveForcePathStyle) }
+      : {}),
     // Recovery testing only (docs/rules.md): never set on a deployed stack.
     ...(faultPoint ? { faultPoint } : {}),
+  };
+}
+
+/**
+ * The archive bucket's client, loaded on the first claim check: most deliveries are small, and the
+ * S3 SDK is not evaluated during a cold start that never needs it.
+ */
+function lazyArchive(bucket: string, forcePathStyle: boolean): PayloadArchive {
+  let loading: Promise<PayloadArchive> | undefined;
+  const archive = (): Promise<PayloadArchive> => {
+    loading ??= Promise.all([import('@aws-sdk/client-s3'), import('../store/payload-archive')]).then(
+      ([{ S3Client }, { S3PayloadArchive }]) =>
+        new S3PayloadArchive(
+          new S3Client({
+            maxAttempts: 3,
+            forcePathStyle,
+            // A 6 MB PUT takes longer than a claim write: a wider request timeout, same attempts.
+            requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000 },
+          }),
+          bucket,
+        ),
+    );
+    loading.catch(() => {
+      loading = undefined;
+    });
+    return loading;
+  };
+  return {
+    put: async (message, firstSeenAt, nowMs) => (await archive()).put(message, firstSeenAt, nowMs),
+    get: async (objectKey) => (await archive()).get(objectKey),
   };
 }
 

@@ -5,9 +5,13 @@
  */
 import { PROVIDERS } from '../providers';
 import { type KeyRule, type KeyRules, PROVIDER_IDS, type ProviderId } from '../providers/types';
-import { SQS_MAX_MESSAGE_BYTES } from '../queue/event-message';
 import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../shared/claim-retention';
 import { ConfigError, type Env, positiveInteger, required } from '../shared/config';
+import {
+  CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES,
+  LAMBDA_SYNC_REQUEST_LIMIT_BYTES,
+  SQS_MAX_MESSAGE_BYTES,
+} from '../shared/payload-limits';
 
 export { ConfigError };
 
@@ -25,8 +29,17 @@ export interface ReceiverSettings {
   /** How long a duplicate waits for an in-flight first delivery to resolve before answering 503. */
   readonly duplicateWaitMs: number;
   readonly duplicatePollMs: number;
-  /** Largest raw body accepted; the default leaves room for the message envelope within SQS's limit. */
+  /**
+   * Largest raw body accepted. The default is Lambda's invocation limit: every body API Gateway can
+   * hand the function is accepted (docs/rules.md, "Payload size").
+   */
   readonly maxBodyBytes: number;
+  /** Queue messages larger than this go as a claim check: the body to S3, a pointer on the queue. */
+  readonly claimCheckThresholdBytes: number;
+  /** Where claim-checked bodies go (the archive bucket); without it a message over the threshold is refused. */
+  readonly archiveBucket: string | undefined;
+  /** Local S3 servers (s3rver) need path-style URLs. */
+  readonly archiveForcePathStyle: boolean;
   /**
    * The least a claim lives, whatever its provider's TTL: the DLQ's retention plus a redrive margin
    * (lambdas/shared/claim-retention.ts), so a message can never outlive its claim.
@@ -39,8 +52,9 @@ export const RECEIVER_DEFAULTS = {
   leaseSeconds: 15,
   duplicateWaitMs: 2_000,
   duplicatePollMs: 50,
-  /** 256 KiB (SQS) less 8 KiB for the envelope: ids, headers and JSON escaping. */
-  maxBodyBytes: SQS_MAX_MESSAGE_BYTES - 8_192,
+  /** No body that can reach the function is refused for its size. */
+  maxBodyBytes: LAMBDA_SYNC_REQUEST_LIMIT_BYTES,
+  claimCheckThresholdBytes: CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES,
   claimRetentionSeconds: CLAIM_RETENTION_DEFAULT_SECONDS,
 } as const;
 
@@ -135,6 +149,23 @@ export function loadReceiverSettings(env: Env = process.env): ReceiverSettings {
       'CLAIM_RETENTION_SECONDS',
       RECEIVER_DEFAULTS.claimRetentionSeconds,
     ),
+    claimCheckThresholdBytes: claimCheckThreshold(env),
+    archiveBucket: env.ARCHIVE_BUCKET_NAME?.trim() || undefined,
+    archiveForcePathStyle: env.ARCHIVE_FORCE_PATH_STYLE === 'true',
     providers: parseProviderSettings(env.PROVIDER_SETTINGS),
   };
+}
+
+/** `CLAIM_CHECK_THRESHOLD_BYTES`: 1 KiB up to SQS's message limit. */
+function claimCheckThreshold(env: Env): number {
+  const value = positiveInteger(
+    env,
+    'CLAIM_CHECK_THRESHOLD_BYTES',
+    RECEIVER_DEFAULTS.claimCheckThresholdBytes,
+  );
+  if (value < 1_024 || value > SQS_MAX_MESSAGE_BYTES)
+    throw new ConfigError(
+      `environment variable CLAIM_CHECK_THRESHOLD_BYTES must be between 1024 and ${SQS_MAX_MESSAGE_BYTES} (SQS's message limit)`,
+    );
+  return value;
 }

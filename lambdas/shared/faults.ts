@@ -9,6 +9,7 @@ import { join } from 'node:path';
 
 export const FAULT_POINT_NAMES = [
   'receiver.afterClaim',
+  'receiver.afterPayloadStored',
   'processor.afterClaim',
   'processor.afterState',
   'processor.beforeLedger',

@@ -47,3 +47,10 @@ export const ProcessorMetric = {
   /** An event older than the business object's last applied state: skipped by the stale-order guard. */
   StaleSkipped: 'StaleSkipped',
 } as const;
+
+/**
+ * Counted from the API's access log (a metric filter, no dimensions): requests refused for their
+ * size before or by the receiver (`413`, or a Lambda "request too large" integration error). For a
+ * provider that does not retry such a delivery, each one is a lost event.
+ */
+export const OVERSIZED_DELIVERIES_METRIC = 'OversizedDeliveries';

@@ -120,12 +120,16 @@ export interface ClaimStore {
     lease: Lease,
     nowMs: number,
   ): Promise<ClaimRecord | undefined>;
-  /** RECEIVED -> ENQUEUED, only for the holder of `leaseToken`. False when the caller no longer holds it. */
+  /**
+   * RECEIVED -> ENQUEUED, only for the holder of `leaseToken`. False when the caller no longer holds
+   * it. `archiveKey`: the claim-checked body's object, recorded as the event's archive.
+   */
   markEnqueued(
     pk: string,
     leaseToken: string,
     messageId: string | undefined,
     nowMs: number,
+    archiveKey?: string,
   ): Promise<boolean>;
   /**
    * Gives a RECEIVED claim back after a failed enqueue: the lease ends now so the next delivery takes it

@@ -99,10 +99,17 @@ export class DynamoClaimStore implements ClaimStore {
     leaseToken: string,
     messageId: string | undefined,
     nowMs: number,
+    archiveKey?: string,
   ): Promise<boolean> {
+    const sets = [
+      '#status = :enqueued',
+      'enqueuedAt = :now',
+      ...(messageId ? ['messageId = :messageId'] : []),
+      ...(archiveKey ? ['archiveKey = :archiveKey'] : []),
+    ];
     const updated = await this.conditionalUpdate({
       Key: { pk },
-      UpdateExpression: `SET #status = :enqueued, enqueuedAt = :now${messageId ? ', messageId = :messageId' : ''} REMOVE leaseToken, leaseExpiresAt, leaseOwner, lastError`,
+      UpdateExpression: `SET ${sets.join(', ')} REMOVE leaseToken, leaseExpiresAt, leaseOwner, lastError`,
       ConditionExpression: 'leaseToken = :token AND #status = :received',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
@@ -111,6 +118,7 @@ export class DynamoClaimStore implements ClaimStore {
         ':token': leaseToken,
         ':now': iso(nowMs),
         ...(messageId ? { ':messageId': messageId } : {}),
+        ...(archiveKey ? { ':archiveKey': archiveKey } : {}),
       },
     });
     return updated !== undefined;

@@ -14,6 +14,7 @@ import { Construct } from 'constructs';
 import { ARCHIVE_PREFIX } from '../../lambdas/shared/archive-layout';
 import { DLQ_RETENTION_SECONDS, REDRIVE_MARGIN_SECONDS } from '../../lambdas/shared/claim-retention';
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names';
+import { SQS_MAX_MESSAGE_BYTES } from '../../lambdas/shared/payload-limits';
 import { PROCESSOR_SERVICE } from './metrics';
 import { WebhookFunction } from './webhook-function';
 
@@ -60,6 +61,7 @@ export class EventProcessor extends Construct {
     // must retain longer than the source queue (4 days) for the message to survive there.
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
       retentionPeriod: Duration.seconds(DLQ_RETENTION_SECONDS),
+      maxMessageSizeBytes: SQS_MAX_MESSAGE_BYTES,
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
     });
@@ -74,6 +76,8 @@ export class EventProcessor extends Construct {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount },
+      // SQS's largest message, stated rather than left to a default (lambdas/shared/payload-limits.ts).
+      maxMessageSizeBytes: SQS_MAX_MESSAGE_BYTES,
     });
 
     const processor = new WebhookFunction(this, 'Processor', {
@@ -131,10 +135,10 @@ export class EventProcessor extends Construct {
       }),
     );
 
-    // The archive: write objects under the events/ prefix, nothing else.
+    // The archive: write objects under the events/ prefix, and read claim-checked bodies back.
     processor.role.addToPolicy(
       new iam.PolicyStatement({
-        actions: ['s3:PutObject'],
+        actions: ['s3:PutObject', 's3:GetObject'],
         resources: [props.archiveBucket.arnForObjects(`${ARCHIVE_PREFIX}/*`)],
       }),
     );
@@ -142,7 +146,7 @@ export class EventProcessor extends Construct {
     Validations.of(processor.role).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${ARCHIVE_PREFIX}/*]`,
       reason:
-        'One object per event, keyed by its idempotency key: the object names cannot be known in advance, so PutObject is scoped to the archive prefix of this one bucket.',
+        'One object per event, keyed by its idempotency key: the object names cannot be known in advance, so PutObject and GetObject are scoped to the archive prefix of this one bucket.',
     });
 
     // Grants the poller's SQS actions on this queue only (Receive, Delete, ChangeVisibility, ...).

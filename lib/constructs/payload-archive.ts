@@ -1,6 +1,7 @@
 /**
- * The payload archive: one S3 object per processed event (payload and headers, signature values
- * never included), written by the processor and expired by a lifecycle rule. Tiered retention: the
+ * The payload archive: one S3 object per event (payload and headers, signature values never
+ * included), written by the receiver for a claim-checked body and by the processor for every other
+ * event, and expired by a lifecycle rule. Tiered retention: the
  * claim row stays small and lives for the provider's retry window; the payload lives here longer.
  */
 import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
@@ -17,9 +18,12 @@ export interface PayloadArchiveProps {
 
 export class PayloadArchive extends Construct {
   public readonly bucket: s3.Bucket;
+  /** How long objects are kept (the lifecycle rule's expiration). */
+  public readonly retention: Duration;
 
   constructor(scope: Construct, id: string, props: PayloadArchiveProps = {}) {
     super(scope, id);
+    this.retention = props.retention ?? Duration.days(90);
     this.bucket = new s3.Bucket(this, 'Bucket', {
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
@@ -30,7 +34,7 @@ export class PayloadArchive extends Construct {
         {
           id: 'expire-archived-events',
           prefix: `${ARCHIVE_PREFIX}/`,
-          expiration: props.retention ?? Duration.days(90),
+          expiration: this.retention,
           abortIncompleteMultipartUploadAfter: Duration.days(1),
         },
       ],

@@ -14,11 +14,13 @@ import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types';
+import { METRIC_NAMESPACE, OVERSIZED_DELIVERIES_METRIC } from '../../lambdas/shared/metric-names';
 import {
   apiServerErrorRate,
   duplicateRatio,
@@ -85,6 +87,8 @@ export interface WebhookAlarmThresholds {
 
 export interface WebhookAlarmsProps {
   readonly api: apigwv2.IHttpApi;
+  /** The API's access log: oversized deliveries are counted from it. @default no oversized alarm */
+  readonly accessLogGroup?: logs.ILogGroup;
   readonly processor: lambda.IFunction;
   readonly eventQueue: sqs.IQueue;
   readonly deadLetterQueue: sqs.IQueue;
@@ -223,6 +227,34 @@ export function alarmDefinitions(props: WebhookAlarmsProps): AlarmDefinition[] {
       datapointsToAlarm: 2,
       treatMissingData: NOT_BREACHING,
     },
+    ...(props.accessLogGroup
+      ? [
+          {
+            id: 'OversizedDeliveries',
+            severity: 'critical' as const,
+            summary:
+              'A webhook delivery was refused for its size (413, or a Lambda request-too-large error): the event is lost unless the provider resends it.',
+            runbook:
+              'Find it in the API access log (status 413 or an integrationError naming RequestEntityTooLarge): ' +
+              'routeKey names the provider, responseLength and the time locate it in the provider dashboard. ' +
+              'Over 10 MiB API Gateway refuses it; over about 6 MB (less for base64 bodies) Lambda does ' +
+              '(docs/rules.md, "Payload size"). A provider retry will be refused the same way: fetch the event ' +
+              'from the provider API (GitHub: the REST API for the push, Shopify/Stripe: the object) and apply ' +
+              'it by hand, and ask the provider side to send smaller payloads (fewer commits per push).',
+            metric: new cloudwatch.Metric({
+              namespace: METRIC_NAMESPACE,
+              metricName: OVERSIZED_DELIVERIES_METRIC,
+              statistic: cloudwatch.Stats.SUM,
+              period: FIVE_MINUTES,
+            }),
+            threshold: 1,
+            comparisonOperator: GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            evaluationPeriods: 1,
+            // The filter publishes only when a line matches: no data is no oversized delivery.
+            treatMissingData: NOT_BREACHING,
+          },
+        ]
+      : []),
     {
       id: 'DeadLetterQueueNotEmpty',
       severity: 'critical',
@@ -287,6 +319,14 @@ export function alarmDefinitions(props: WebhookAlarmsProps): AlarmDefinition[] {
   return definitions;
 }
 
+/**
+ * Access-log lines of a delivery refused for its size: API Gateway's own 413 (over 10 MiB), the
+ * receiver's 413 (a lowered MAX_BODY_BYTES), and Lambda refusing an invocation over its payload
+ * limit (`RequestEntityTooLargeException`, whatever status API Gateway maps it to).
+ */
+export const OVERSIZED_FILTER_PATTERN =
+  '{ ($.status = "413") || ($.integrationError = "*RequestEntityTooLarge*") || ($.integrationError = "*must be smaller than*") }';
+
 /** Kebab-case `DuplicateRatioHigh-stripe` -> `duplicate-ratio-high-stripe`. */
 export const alarmSlug = (id: string): string => id.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
 
@@ -340,6 +380,15 @@ export class WebhookAlarms extends Construct {
     if (props.alarmEmail) this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
 
     this.definitions = alarmDefinitions(props);
+    if (props.accessLogGroup) {
+      new logs.MetricFilter(this, 'OversizedDeliveriesFilter', {
+        logGroup: props.accessLogGroup,
+        filterPattern: logs.FilterPattern.literal(OVERSIZED_FILTER_PATTERN),
+        metricNamespace: METRIC_NAMESPACE,
+        metricName: OVERSIZED_DELIVERIES_METRIC,
+        metricValue: '1',
+      });
+    }
     const action = new actions.SnsAction(this.topic);
     const alarms: Record<string, cloudwatch.Alarm> = {};
     for (const definition of this.definitions) {

@@ -7,7 +7,7 @@
  * route can be throttled on its own (stage `RouteSettings`). The receiver reads the provider from
  * the path's last segment when there is no path parameter (lambdas/receiver/http.ts).
  */
-import { type Duration, Stack, Validations } from 'aws-cdk-lib';
+import { type CfnElement, type Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -15,10 +15,12 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types';
+import { ARCHIVE_PREFIX } from '../../lambdas/shared/archive-layout';
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names';
 import { SECRET_ARNS_ENV_VAR } from '../../lambdas/shared/secrets-manager';
 import { RECEIVER_SERVICE } from './metrics';
@@ -35,6 +37,10 @@ export interface WebhookIngestProps {
   readonly lease: Duration;
   /** The least a claim lives: the processor's claim retention (DLQ retention + redrive margin). */
   readonly claimRetention: Duration;
+  /** Where claim-checked bodies go: the payload archive. */
+  readonly archiveBucket: s3.IBucket;
+  /** Queue messages over this many bytes become claim checks. */
+  readonly claimCheckThresholdBytes: number;
   readonly throttlingRateLimit: number;
   readonly throttlingBurstLimit: number;
   readonly logRetention: logs.RetentionDays;
@@ -67,6 +73,8 @@ export class WebhookIngest extends Construct {
         EVENT_QUEUE_URL: props.eventQueue.queueUrl,
         RECEIVER_LEASE_SECONDS: String(props.lease.toSeconds()),
         CLAIM_RETENTION_SECONDS: String(props.claimRetention.toSeconds()),
+        ARCHIVE_BUCKET_NAME: props.archiveBucket.bucketName,
+        CLAIM_CHECK_THRESHOLD_BYTES: String(props.claimCheckThresholdBytes),
         PROVIDER_SETTINGS: props.providerSettingsJson,
         // ARNs only: the values are read at run time (lambdas/shared/secrets-manager.ts).
         [SECRET_ARNS_ENV_VAR]: Stack.of(this).toJsonString(secretArns),
@@ -87,6 +95,19 @@ export class WebhookIngest extends Construct {
     receiver.role.addToPolicy(
       new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [props.eventQueue.queueArn] }),
     );
+    // Claim checks: write a large body under the archive prefix, nothing else.
+    receiver.role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:PutObject'],
+        resources: [props.archiveBucket.arnForObjects(`${ARCHIVE_PREFIX}/*`)],
+      }),
+    );
+    const bucketLogicalId = Stack.of(this).getLogicalId(props.archiveBucket.node.defaultChild as CfnElement);
+    Validations.of(receiver.role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${ARCHIVE_PREFIX}/*]`,
+      reason:
+        'A claim-checked body is stored under a key derived from its idempotency key, unknown in advance: PutObject is scoped to the archive prefix of this one bucket.',
+    });
     receiver.role.addToPolicy(
       new iam.PolicyStatement({
         actions: ['secretsmanager:GetSecretValue'],

@@ -7,8 +7,10 @@
  */
 import { describe, expect, inject, it } from 'vitest';
 import { runInProcess } from '../../bench/inprocess';
+import { claimCheckBreakEven } from '../../bench/large-payloads';
 import { renderReport } from '../../bench/report';
 import { buildResults } from '../../bench/results';
+import { CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES } from '../../lambdas/shared/payload-limits';
 
 const finite = (value: unknown) => typeof value === 'number' && Number.isFinite(value);
 
@@ -70,6 +72,7 @@ describe('the benchmark, smoke run', () => {
         capacity: 2,
         processor: 4,
         logs: 2,
+        large: 1,
         startupRuns: 0,
         seed: 1,
         quick: true,
@@ -91,5 +94,18 @@ describe('the benchmark, smoke run', () => {
     }
     expect(results.costPerMillion.ours.newEvents.apiGateway).toBe(1);
     expect(renderReport(results)).toContain('Receiver latency');
+    expect(renderReport(results)).toContain('Claim-check break-even');
   }, 60_000);
+
+  it('derives the default claim-check threshold from the cost model: one chunk with the archive, 7 without', () => {
+    const breakEven = claimCheckBreakEven();
+    // With the processor archiving every event, a second 64 KiB chunk each way ($0.80/M) costs more
+    // than the GET ($0.40/M) a claim check adds; without that archive, the PUT tips it at 7 chunks.
+    expect(breakEven.thresholdWithArchiveBytes).toBe(65_536);
+    expect(breakEven.thresholdWithoutArchiveBytes).toBe(7 * 65_536);
+    expect(CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES).toBe(breakEven.thresholdWithArchiveBytes);
+    const [first, second] = breakEven.rows;
+    expect(first?.inMessageUsd).toBeLessThanOrEqual(first?.claimCheckWithArchiveUsd ?? 0);
+    expect(second?.inMessageUsd).toBeGreaterThan(second?.claimCheckWithArchiveUsd ?? 0);
+  });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { archiveUri, queueMessageOf, rangePrefixes, receivedInRange, utcDays } from '../../cli/archive';
-import type { ArchivedEvent } from '../../lambdas/processor/archive';
+import { isClaimCheck, SQS_MAX_MESSAGE_BYTES } from '../../lambdas/queue/event-message';
+import type { ArchivedEvent } from '../../lambdas/store/payload-archive';
 
 const at = (iso: string) => new Date(iso);
 
@@ -71,10 +72,37 @@ describe('queueMessageOf', () => {
       bodyEncoding: 'utf8',
       archivedAt: '2026-12-02T10:00:01.000Z',
     } as ArchivedEvent;
-    const message = queueMessageOf(archived);
+    const message = queueMessageOf(archived, 'events/stripe/2026-12-02/k.json');
     expect(message).not.toHaveProperty('archivedAt');
     const { archivedAt: _archivedAt, ...rest } = archived;
     expect(message).toEqual(rest);
+  });
+
+  it('replays an event too large for one SQS message as a claim check on its archive object', () => {
+    const body = JSON.stringify({ commits: 'x'.repeat(SQS_MAX_MESSAGE_BYTES) });
+    const archived = {
+      v: 1,
+      key: 'github:1:d-1',
+      provider: 'github',
+      eventId: 'd-1',
+      eventType: 'push',
+      account: '1',
+      receivedAt: '2026-12-02T10:00:00.000Z',
+      claimExpiresAt: 1,
+      headers: { 'content-type': 'application/json' },
+      body,
+      bodyEncoding: 'utf8',
+      archivedAt: '2026-12-02T10:00:01.000Z',
+    } as ArchivedEvent;
+    const message = queueMessageOf(archived, 'events/github/2026-12-02/k.json');
+    expect(isClaimCheck(message)).toBe(true);
+    expect(message).toMatchObject({
+      key: 'github:1:d-1',
+      payloadKey: 'events/github/2026-12-02/k.json',
+      bodyBytes: Buffer.byteLength(body),
+    });
+    expect(message).not.toHaveProperty('body');
+    expect(Buffer.byteLength(JSON.stringify(message))).toBeLessThan(2_048);
   });
 });
 

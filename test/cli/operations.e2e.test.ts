@@ -10,15 +10,16 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EffectEntry } from '../../local/effects-sink';
 import { LOCAL_CREDENTIALS } from '../../local/emulators';
+import { sampleDelivery } from '../../local/samples';
 import { stripePaymentIntentEvent } from '../helpers/events';
 import { type LocalStackProcess, REPO_ROOT, startLocalStackProcess } from '../helpers/local-stack-process';
-import { stripeHeaders, TEST_SECRETS } from '../helpers/signing';
+import { githubHeaders, stripeHeaders, TEST_SECRETS } from '../helpers/signing';
 
 const startedAt = new Date();
 
@@ -456,6 +457,56 @@ describe('webhooks CLI on the local stack', () => {
     await new Promise((r) => setTimeout(r, 1_000));
     expect(await payment(event.intentId)).toEqual(rowBefore);
     expect(await effectsFor(event.intentId)).toEqual(effectsBefore);
+  }, 60_000);
+
+  it('inspect and replay --force work for a claim-checked 2 MB GitHub push (too large for one SQS message)', async () => {
+    const delivery = 'cli-large-push-0001';
+    const body = sampleDelivery('github', {
+      secret: TEST_SECRETS.github,
+      bytes: 2_000_000,
+      eventId: delivery,
+    }).body;
+    const response = await fetch(outputs.GithubWebhookUrl ?? '', {
+      method: 'POST',
+      headers: await githubHeaders(body, { event: 'push', delivery }),
+      body,
+    });
+    expect(response.status).toBe(200);
+    const { key } = (await response.json()) as { key: string };
+    const done = await claimIn(key, 'DONE');
+    expect(done.archiveKey).toEqual(expect.stringMatching(/^events\/github\//));
+
+    const inspected = await json<{ claims: Array<{ archive: { uri: string }; status: string }> }>(
+      'inspect',
+      '--key',
+      key,
+    );
+    expect(inspected.claims[0]).toMatchObject({
+      status: 'DONE',
+      archive: { uri: `s3://${outputs.ArchiveBucketName}/${done.archiveKey}` },
+    });
+
+    // The archived event with its body is 2 MB: replay sends a claim check on the same object.
+    const forced = await json<{
+      results: Array<Record<string, unknown>>;
+      follow: { summary: Record<string, number> };
+    }>('replay', '--key', key, '--force');
+    expect(forced.results).toEqual([
+      expect.objectContaining({ key, action: 'forced', messageId: expect.any(String) }),
+    ]);
+    expect(forced.follow.summary).toEqual({ resumed: 1, 'not-resumed': 0, failed: 0, pending: 0 });
+    expect(await claim(key)).toMatchObject({
+      status: 'DONE',
+      processingAttempts: Number(done.processingAttempts) + 1,
+      archiveKey: done.archiveKey,
+    });
+    const listed = await s3.send(
+      new ListObjectsV2Command({
+        Bucket: outputs.ArchiveBucketName,
+        Prefix: String(done.archiveKey).replace(/[^/]+$/, ''),
+      }),
+    );
+    expect((listed.Contents ?? []).filter((o) => o.Key === done.archiveKey)).toHaveLength(1);
   }, 60_000);
 
   it('replay of a time range lists the archive by day and skips the DONE events in it', async () => {

@@ -6,11 +6,13 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EffectEntry } from '../../local/effects-sink';
 import { LOCAL_CREDENTIALS } from '../../local/emulators';
+import { sampleDelivery } from '../../local/samples';
 import {
   githubPushEvent,
   shopifyOrder,
@@ -41,6 +43,7 @@ beforeAll(async () => {
     MAX_RECEIVE_COUNT: '3',
     FAULT_POINTS: [
       'receiver.afterClaim@crashrecv:1',
+      'receiver.afterPayloadStored@crashstore:1',
       'processor.afterClaim@crashproc:1',
       'processor.afterLedger@crashledger:1',
       'processor.afterClaim@poison:*',
@@ -440,7 +443,8 @@ describe('npm start: the local stack end to end', () => {
       });
       const notJson = '{"id": "evt_x", ';
       const malformed = await post('stripe', notJson, stripeHeaders(notJson));
-      const huge = JSON.stringify({ ...JSON.parse(body), padding: 'x'.repeat(300_000) });
+      // Past Lambda's invocation limit: API Gateway refuses it, the receiver never runs.
+      const huge = JSON.stringify({ ...JSON.parse(body), padding: 'x'.repeat(6_300_000) });
       const oversize = await post('stripe', huge, stripeHeaders(huge));
 
       expect([badSignature.status, stale.status, unknown.status, malformed.status, oversize.status]).toEqual([
@@ -452,7 +456,7 @@ describe('npm start: the local stack end to end', () => {
       });
       expect(await stale.json()).toMatchObject({ reason: 'timestamp_outside_tolerance' });
       expect(await malformed.json()).toMatchObject({ outcome: 'malformed', reason: 'invalid_json' });
-      expect(await oversize.json()).toMatchObject({ outcome: 'payload_too_large' });
+      expect(await oversize.json()).toEqual({ message: 'Request Too Long' });
       expect(await claimCount()).toBe(before);
       expect(await effectsFor('pi_e2e_rejected')).toEqual([]);
     });
@@ -481,4 +485,133 @@ describe('npm start: the local stack end to end', () => {
     expect(stdout).toMatch(/ledger +applied/);
     expect(stdout).toMatch(/mailer +applied/);
   });
+});
+
+describe('npm start: payloads up to the platform limit (claim checks)', () => {
+  const s3 = () =>
+    new S3Client({
+      region: 'us-east-1',
+      credentials: LOCAL_CREDENTIALS,
+      endpoint: outputs.LocalS3Endpoint,
+      forcePathStyle: true,
+    });
+
+  const push = (bytes: number, delivery: string) => {
+    const sample = sampleDelivery('github', { secret: TEST_SECRETS.github, bytes, eventId: delivery });
+    return sample.body;
+  };
+
+  const archivedBody = async (objectKey: string): Promise<string> => {
+    const client = s3();
+    try {
+      const object = await client.send(
+        new GetObjectCommand({ Bucket: outputs.ArchiveBucketName, Key: objectKey }),
+      );
+      const archived = JSON.parse((await object.Body?.transformToString('utf8')) ?? '') as {
+        body: string;
+        bodyEncoding: string;
+      };
+      return Buffer.from(archived.body, archived.bodyEncoding === 'base64' ? 'base64' : 'utf8').toString(
+        'utf8',
+      );
+    } finally {
+      client.destroy();
+    }
+  };
+
+  const headRow = async (done: Record<string, unknown>) => {
+    const [row] = (done.writtenRows as string[]) ?? [];
+    return (
+      await doc.send(
+        new GetCommand({
+          TableName: outputs.ResourcesTableName,
+          Key: { pk: row?.slice('resources:'.length) },
+          ConsistentRead: true,
+        }),
+      )
+    ).Item;
+  };
+
+  for (const [label, bytes] of [
+    ['0.7 MB', 700_000],
+    ['3 MB', 3_000_000],
+    ['5.5 MB', 5_500_000],
+  ] as const) {
+    it(`accepts a signed ${label} GitHub push, applies it once, and answers its redelivery as a duplicate`, async () => {
+      const delivery = `e2e-large-push-${bytes}`;
+      const body = push(bytes, delivery);
+      expect(Buffer.byteLength(body)).toBe(bytes);
+      const headers = await githubHeaders(body, { event: 'push', delivery });
+
+      const first = await post('github', body, headers);
+      const answer = (await first.json()) as { outcome: string; key: string };
+      expect(first.status).toBe(200);
+      expect(answer.outcome).toBe('accepted');
+
+      const done = await settled(answer.key);
+      expect(done).toMatchObject({ outcome: 'applied', processingAttempts: 1 });
+      // The claim check is the archive: the exact bytes, once, under the claim's archive key.
+      expect(done.archiveKey).toEqual(expect.stringMatching(/^events\/github\//));
+      expect(await archivedBody(String(done.archiveKey))).toBe(body);
+      expect(await headRow(done)).toMatchObject({ headSha: JSON.parse(body).after, lastEventId: delivery });
+
+      const again = await post('github', body, headers);
+      expect(again.status).toBe(200);
+      expect(await again.json()).toMatchObject({ outcome: 'duplicate', deliveries: 2 });
+      // Give a wrongly queued copy time to be processed, then check nothing ran again.
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(await claim(answer.key)).toMatchObject({ status: 'DONE', processingAttempts: 1 });
+    }, 90_000);
+  }
+
+  it('refuses a body past the platform limit as API Gateway does (413), writing nothing', async () => {
+    const before = await claimCount();
+    // A text body whose event is just over Lambda's 6,291,456-byte invocation limit.
+    const overInvocation = push(6_250_000, 'e2e-push-over-invocation');
+    const refused = await post(
+      'github',
+      overInvocation,
+      await githubHeaders(overInvocation, { event: 'push', delivery: 'e2e-push-over-invocation' }),
+    );
+    expect(refused.status).toBe(413);
+    expect(await refused.json()).toEqual({ message: 'Request Too Long' });
+    // Over API Gateway's own 10 MiB.
+    const overApi = push(10_500_000, 'e2e-push-over-api');
+    const tooBig = await post(
+      'github',
+      overApi,
+      await githubHeaders(overApi, { event: 'push', delivery: 'e2e-push-over-api' }),
+    );
+    expect(tooBig.status).toBe(413);
+    expect(await tooBig.text()).toBe('HTTP content length exceeded 10485760 bytes.');
+    expect(await claimCount()).toBe(before);
+    expect(stack.log()).toContain('RequestEntityTooLargeException');
+  }, 60_000);
+
+  it('completes a claim-checked push once after a crash between the S3 write and the send', async () => {
+    const delivery = 'e2e-crashstore-push-0001';
+    const body = push(400_000, delivery);
+    const headers = await githubHeaders(body, { event: 'push', delivery });
+
+    const crashed = await post('github', body, headers);
+    expect(crashed.status).toBe(500);
+    expect(await crashed.json()).toMatchObject({ outcome: 'enqueue_failed' });
+    const { key } = (await (await post('github', body, headers)).json()) as { key: string; outcome: string };
+
+    const done = await settled(key);
+    expect(done).toMatchObject({ outcome: 'applied', processingAttempts: 1, deliveries: 2 });
+    expect(await archivedBody(String(done.archiveKey))).toBe(body);
+    // One object for the event: the retry rewrote the crashed attempt's object, not a second one.
+    const client = s3();
+    const listed = await client.send(
+      new ListObjectsV2Command({
+        Bucket: outputs.ArchiveBucketName,
+        Prefix: String(done.archiveKey).replace(/[^/]+$/, ''),
+      }),
+    );
+    client.destroy();
+    expect((listed.Contents ?? []).filter((o) => o.Key?.includes(encodeURIComponent(delivery)))).toHaveLength(
+      1,
+    );
+  }, 60_000);
 });

@@ -9,7 +9,7 @@ import {
   DynamoDBClient,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { CreateBucketCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
@@ -160,6 +160,20 @@ export async function createBucket(client: S3Client, name = uniqueName('archive'
 export async function getObjectText(client: S3Client, bucket: string, key: string): Promise<string> {
   const result = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
   return (await result.Body?.transformToString('utf8')) ?? '';
+}
+
+/** Every object key in the bucket, sorted. */
+export async function bucketKeys(client: S3Client, bucket: string): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await client.send(
+      new ListObjectsV2Command({ Bucket: bucket, ...(token ? { ContinuationToken: token } : {}) }),
+    );
+    for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key);
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return keys.sort();
 }
 
 export function documentClient(client: DynamoDBClient): DynamoDBDocumentClient {

@@ -7,7 +7,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { S3PayloadArchive } from '../../lambdas/processor/archive';
 import type { ProcessorDeps } from '../../lambdas/processor/core';
 import { HttpLedger, HttpMailer } from '../../lambdas/processor/effects';
 import { createProcessorHandler, type ProcessorHandler } from '../../lambdas/processor/handler';
@@ -21,7 +20,6 @@ import { ProcessingClaims } from '../../lambdas/store/processing-claims';
 import { type EffectsSink, startEffectsSink } from '../../local/effects-sink';
 import { SqsPoller } from '../../local/sqs-poller';
 import {
-  createBucket,
   createClaimsTable,
   createQueueWithDlq,
   createTable,
@@ -81,7 +79,7 @@ export async function createPipelineHarness(options: PipelineOptions = {}): Prom
   const dynamo = dynamoClient();
   const sqs = sqsClient();
   const s3 = s3Client();
-  const [claimsTable, payments, orders, resources, queues, sink, archiveBucket] = await Promise.all([
+  const [claimsTable, payments, orders, resources, queues, sink] = await Promise.all([
     createClaimsTable(dynamo),
     createTable(dynamo, 'payments'),
     createTable(dynamo, 'orders'),
@@ -91,9 +89,10 @@ export async function createPipelineHarness(options: PipelineOptions = {}): Prom
       visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 1,
     }),
     startEffectsSink(),
-    createBucket(s3),
   ]);
+  // One archive bucket, as in the stack: the receiver's claim checks are the processor's archive.
   const receiver = await createReceiverHarness({}, { tableName: claimsTable, queueUrl: queues.queueUrl });
+  const { archiveBucket } = receiver;
   const tables = { payments, orders, resources } as const;
   const faultPoint = faultInjector(options.faultPoints);
   const processorDeps: Omit<ProcessorDeps, 'log'> = {
@@ -106,7 +105,7 @@ export async function createPipelineHarness(options: PipelineOptions = {}): Prom
     ledger: new HttpLedger({ url: sink.ledgerUrl }),
     mailer: new HttpMailer({ url: sink.mailerUrl }),
     ...(faultPoint ? { faultPoint } : {}),
-    archive: new S3PayloadArchive(s3, archiveBucket),
+    archive: receiver.archive,
   };
   const processor = createProcessorHandler({ deps: () => processorDeps, ...quietPowertools() });
   const poller = new SqsPoller({ client: receiver.sqs, queueUrl: queues.queueUrl, handler: processor });

@@ -4,9 +4,10 @@
  */
 
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { EventMessage } from '../../lambdas/queue/event-message';
+import type { QueueMessage } from '../../lambdas/queue/event-message';
 import { SqsEventQueue } from '../../lambdas/queue/event-queue';
 import { type DeliveryResult, type ReceiverDeps, receiveDelivery } from '../../lambdas/receiver/core';
 import {
@@ -17,7 +18,9 @@ import {
 import { StaticSecretSource } from '../../lambdas/shared/secrets';
 import type { ClaimRecord } from '../../lambdas/store/claim';
 import { DynamoClaimStore } from '../../lambdas/store/dynamo-claim-store';
+import { S3PayloadArchive } from '../../lambdas/store/payload-archive';
 import {
+  createBucket,
   createClaimsTable,
   createQueue,
   documentClient,
@@ -25,6 +28,7 @@ import {
   getItem,
   queueDepth,
   receiveAll,
+  s3Client,
   scanAll,
   sqsClient,
 } from './aws';
@@ -44,6 +48,10 @@ export interface ReceiverHarness {
   readonly queueUrl: string;
   readonly store: DynamoClaimStore;
   readonly queue: SqsEventQueue;
+  readonly s3: S3Client;
+  /** The archive bucket claim checks go to (s3rver). */
+  readonly archiveBucket: string;
+  readonly archive: S3PayloadArchive;
   readonly settings: ReceiverSettings;
   readonly logs: LogEntry[];
   readonly deps: ReceiverDeps;
@@ -56,7 +64,7 @@ export interface ReceiverHarness {
   claim(pk: string): Promise<ClaimRecord | undefined>;
   claims(): Promise<ClaimRecord[]>;
   /** Receives (and hides) every message currently on the queue, parsed. */
-  drain(): Promise<EventMessage[]>;
+  drain(): Promise<QueueMessage[]>;
   depth(): Promise<number>;
 }
 
@@ -66,10 +74,13 @@ export async function createReceiverHarness(
 ): Promise<ReceiverHarness> {
   const dynamo = dynamoClient();
   const sqs = sqsClient();
-  const [tableName, queueUrl] = await Promise.all([
+  const s3 = s3Client();
+  const [tableName, queueUrl, archiveBucket] = await Promise.all([
     existing.tableName ?? createClaimsTable(dynamo),
     existing.queueUrl ?? createQueue(sqs),
+    createBucket(s3),
   ]);
+  const archive = new S3PayloadArchive(s3, archiveBucket);
   const doc = documentClient(dynamo);
   const store = new DynamoClaimStore({ client: dynamo, tableName });
   const queue = new SqsEventQueue({ client: sqs, queueUrl });
@@ -80,6 +91,9 @@ export async function createReceiverHarness(
     duplicateWaitMs: RECEIVER_DEFAULTS.duplicateWaitMs,
     duplicatePollMs: 20,
     maxBodyBytes: RECEIVER_DEFAULTS.maxBodyBytes,
+    claimCheckThresholdBytes: RECEIVER_DEFAULTS.claimCheckThresholdBytes,
+    archiveBucket,
+    archiveForcePathStyle: true,
     claimRetentionSeconds: RECEIVER_DEFAULTS.claimRetentionSeconds,
     providers: parseProviderSettings(undefined),
     ...settingsOverride,
@@ -89,6 +103,7 @@ export async function createReceiverHarness(
     settings,
     store,
     queue,
+    archive,
     secrets: new StaticSecretSource({
       stripe: [TEST_SECRETS.stripe],
       github: [TEST_SECRETS.github],
@@ -109,6 +124,9 @@ export async function createReceiverHarness(
     queueUrl,
     store,
     queue,
+    s3,
+    archiveBucket,
+    archive,
     settings,
     logs,
     deps,
@@ -126,7 +144,7 @@ export async function createReceiverHarness(
     claim: async (pk) => (await getItem(doc, tableName, pk)) as ClaimRecord | undefined,
     claims: async () => (await scanAll(doc, tableName)) as unknown as ClaimRecord[],
     drain: async () =>
-      (await receiveAll(sqs, queueUrl)).map((m) => JSON.parse(m.Body ?? '{}') as EventMessage),
+      (await receiveAll(sqs, queueUrl)).map((m) => JSON.parse(m.Body ?? '{}') as QueueMessage),
     depth: () => queueDepth(sqs, queueUrl),
   };
 }

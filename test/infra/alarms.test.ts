@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types';
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names';
 import { RECEIVER_SERVICE } from '../../lib/constructs/metrics';
-import { alarmSlug } from '../../lib/constructs/webhook-alarms';
+import { alarmSlug, OVERSIZED_FILTER_PATTERN } from '../../lib/constructs/webhook-alarms';
 import { environmentOf, type Json, type SynthesizedStack, synthesize } from './support';
 
 type AlarmProps = Json & {
@@ -181,8 +181,27 @@ describe('webhook alarms', () => {
     });
   });
 
-  it('creates 19 alarms: 3 per provider (GitHub 2) and 5 for the pipeline', () => {
-    expect(Object.keys(alarms)).toHaveLength(19);
+  it('creates 20 alarms: 3 per provider (GitHub 2) and 6 for the pipeline', () => {
+    expect(Object.keys(alarms)).toHaveLength(20);
+  });
+
+  it('counts oversized deliveries from the access log and alarms on the first one', () => {
+    const filters = s.template.findResources('AWS::Logs::MetricFilter');
+    const [filter] = Object.values(filters) as Array<{ Properties: Record<string, Json> }>;
+    expect(Object.keys(filters)).toHaveLength(1);
+    const logGroup = filter?.Properties.LogGroupName as { Ref: string };
+    expect(logGroup.Ref).toMatch(/AccessLogs/);
+    expect(s.template.toJSON().Resources[logGroup.Ref].Type).toBe('AWS::Logs::LogGroup');
+    expect(filter?.Properties.FilterPattern).toBe(OVERSIZED_FILTER_PATTERN);
+    expect(filter?.Properties.MetricTransformations).toEqual([
+      { MetricName: 'OversizedDeliveries', MetricNamespace: 'IdempotentWebhooks', MetricValue: '1' },
+    ]);
+    const alarm = Object.values(alarms).find((a) => String(a.AlarmName).endsWith('oversized-deliveries'));
+    expect(alarm).toMatchObject({
+      MetricName: 'OversizedDeliveries',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
   });
 
   it('notifies the alarm topic when any alarm fires and when it recovers', () => {

@@ -60,8 +60,27 @@ describe('payload archive', () => {
     });
   });
 
-  it('lets the processor put objects under events/ of that bucket only', () => {
+  it('lets the processor put and get objects under events/ of that bucket only', () => {
     const role = s.logicalId(s.stack.webhooks.processorFunction.role as never);
+    const s3Statements = statementsOfRole(s.template, role).filter((st) =>
+      JSON.stringify(st.Action).includes('s3:'),
+    );
+    expect(s3Statements).toEqual([
+      {
+        Action: ['s3:PutObject', 's3:GetObject'],
+        Effect: 'Allow',
+        Resource: {
+          'Fn::Join': [
+            '',
+            [{ 'Fn::GetAtt': [s.logicalId(s.stack.webhooks.archiveBucket), 'Arn'] }, '/events/*'],
+          ],
+        },
+      },
+    ]);
+  });
+
+  it('lets the receiver only put objects under events/ (claim checks), never read them', () => {
+    const role = s.logicalId(s.stack.webhooks.receiverFunction.role as never);
     const s3Statements = statementsOfRole(s.template, role).filter((st) =>
       JSON.stringify(st.Action).includes('s3:'),
     );
@@ -79,8 +98,14 @@ describe('payload archive', () => {
     ]);
   });
 
-  it('gives the receiver no access to the archive', () => {
-    const role = s.logicalId(s.stack.webhooks.receiverFunction.role as never);
-    expect(JSON.stringify(statementsOfRole(s.template, role))).not.toContain('s3:');
+  it('tells the receiver and the processor the bucket, and the receiver its claim-check threshold', () => {
+    const resources = s.template.toJSON().Resources;
+    const receiverEnv =
+      resources[s.logicalId(s.stack.webhooks.receiverFunction)].Properties.Environment.Variables;
+    const processorEnv =
+      resources[s.logicalId(s.stack.webhooks.processorFunction)].Properties.Environment.Variables;
+    const bucket = { Ref: s.logicalId(s.stack.webhooks.archiveBucket) };
+    expect(receiverEnv).toMatchObject({ ARCHIVE_BUCKET_NAME: bucket, CLAIM_CHECK_THRESHOLD_BYTES: '65536' });
+    expect(processorEnv).toMatchObject({ ARCHIVE_BUCKET_NAME: bucket });
   });
 });

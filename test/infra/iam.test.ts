@@ -67,8 +67,8 @@ describe('webhook IAM', () => {
     ]);
   });
 
-  it('gives the receiver nothing beyond logs, the claims table, the queue and the secrets', () => {
-    expect(receiver).toHaveLength(4);
+  it('gives the receiver nothing beyond logs, the claims table, the queue, the secrets and claim checks', () => {
+    expect(receiver).toHaveLength(5);
   });
 
   it('lets the processor GetItem, UpdateItem, PutItem and ConditionCheckItem on the claims table', () => {

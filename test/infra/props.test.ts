@@ -51,6 +51,19 @@ describe('IdempotentWebhookReceiver props validation', () => {
     expect(() => build({ maxReceiveCount: 0 })).toThrow(/maxReceiveCount must be an integer from 1 to 1000/);
   });
 
+  it('refuses a claim-check threshold outside 1 KiB to SQS’s 1 MiB', () => {
+    expect(() => build({ claimCheckThresholdBytes: 1_000 })).toThrow(
+      /claimCheckThresholdBytes must be an integer from 1024 to 1048576/,
+    );
+    expect(() => build({ claimCheckThresholdBytes: 1_048_577 })).toThrow(/claimCheckThresholdBytes/);
+  });
+
+  it('refuses an archive retention shorter than the claim retention (a redriven claim check needs its body)', () => {
+    expect(() => build({ archiveRetention: Duration.days(7) })).toThrow(
+      /archiveRetention \(7 days\) must be at least the claim retention \(15 days\)/,
+    );
+  });
+
   it('uses processorEntry as the processor module', () => {
     expect(() => build({ processorEntry: '/nonexistent/handlers.ts' })).toThrow(/nonexistent\/handlers\.ts/);
   });
@@ -85,6 +98,7 @@ describe('IdempotentWebhookReceiver with non-default props', () => {
         alarmEmail: 'ops@example.com',
         alarmThresholds: { processingLag: Duration.minutes(15) },
         alarmNamePrefix: 'shop',
+        claimCheckThresholdBytes: 262_144,
       },
     });
   });
@@ -97,6 +111,10 @@ describe('IdempotentWebhookReceiver with non-default props', () => {
       stripe: { claimTtlSeconds: 864_000, keyRules: { byEventType: { 'charge.*': 'composite' } } },
       standard: { toleranceSeconds: 600 },
     });
+  });
+
+  it('passes the claim-check threshold to the receiver', () => {
+    expect(receiverEnv().CLAIM_CHECK_THRESHOLD_BYTES).toBe('262144');
   });
 
   it('applies the stage throttling props', () => {

@@ -21,6 +21,12 @@ describe('webhook storage and queues', () => {
     };
   });
 
+  it('states SQS’s 1 MiB message size on the event queue and its DLQ', () => {
+    for (const queue of [s.stack.webhooks.eventQueue, s.stack.webhooks.deadLetterQueue]) {
+      expect(resource(s.logicalId(queue)).Properties.MaximumMessageSize).toBe(1_048_576);
+    }
+  });
+
   it('sets the claims table TTL attribute to expiresAt', () => {
     expect(resource(tables.claims as string).Properties.TimeToLiveSpecification).toEqual({
       AttributeName: CLAIMS_TABLE_SCHEMA.ttlAttribute,

@@ -9,6 +9,7 @@ import { EXAMPLE_HANDLERS } from '../../lambdas/processor/handlers';
 import { loadProcessorSettings } from '../../lambdas/processor/settings';
 import { isNewer } from '../../lambdas/processor/state-store';
 import { shopifyResourceId } from '../../lambdas/providers/shopify';
+import type { EventMessage } from '../../lambdas/queue/event-message';
 
 describe('the stale-order rule', () => {
   const row = { lastEventCreated: 100, lastEventRank: 5, lastEventId: 'evt_a' };
@@ -51,13 +52,17 @@ describe('event messages', () => {
   };
 
   it("reads GitHub's form-encoded payload field", () => {
-    expect(readEvent(parseEventMessage(JSON.stringify(message))).payload).toEqual({ ref: 'refs/heads/main' });
+    expect(readEvent(parseEventMessage(JSON.stringify(message)) as EventMessage).payload).toEqual({
+      ref: 'refs/heads/main',
+    });
   });
 
   it('decodes a base64 body', () => {
     const body = Buffer.from('{"a":1}').toString('base64');
     const parsed = readEvent(
-      parseEventMessage(JSON.stringify({ ...message, headers: {}, body, bodyEncoding: 'base64' })),
+      parseEventMessage(
+        JSON.stringify({ ...message, headers: {}, body, bodyEncoding: 'base64' }),
+      ) as EventMessage,
     );
     expect(parsed.payload).toEqual({ a: 1 });
   });

@@ -5,6 +5,7 @@
 import { createHmac } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { EventQueue } from '../../lambdas/queue/event-queue';
+import { receiveDelivery } from '../../lambdas/receiver/core';
 import { faultInjector } from '../../lambdas/shared/faults';
 import { ClaimStatus } from '../../lambdas/store/claim';
 import { putItem } from '../helpers/aws';
@@ -376,7 +377,7 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
     const result = await h.deliver('stripe', body, stripeHeaders(body), { isBase64Encoded: true });
     expect(result).toMatchObject({ statusCode: 200, outcome: 'accepted' });
     const [message] = await h.drain();
-    expect(message?.body).toBe(body);
+    expect(message && 'body' in message ? message.body : undefined).toBe(body);
   });
 
   it('keeps an Asaas event id with an & intact in the message and escapes it in the key', async () => {
@@ -486,20 +487,27 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
       await expectNothingWritten();
     });
 
-    it('answers 413 to a body over the configured limit, before verifying it', async () => {
-      const body = JSON.stringify({ ...stripeCustomerEvent(), padding: 'x'.repeat(h.settings.maxBodyBytes) });
-      const result = await h.deliver('stripe', body, stripeHeaders(body));
+    it('answers 413 to a body over a configured MAX_BODY_BYTES, before verifying it', async () => {
+      const settings = { ...h.settings, maxBodyBytes: 100_000 };
+      const body = JSON.stringify({ ...stripeCustomerEvent(), padding: 'x'.repeat(settings.maxBodyBytes) });
+      const result = await h.deliver('stripe', body, stripeHeaders(body), { deps: { settings } });
       expect(result).toMatchObject({ statusCode: 413, outcome: 'payload_too_large' });
-      const encoded = await h.deliver('stripe', body, stripeHeaders(body), { isBase64Encoded: true });
+      const encoded = await h.deliver('stripe', body, stripeHeaders(body), {
+        isBase64Encoded: true,
+        deps: { settings },
+      });
       expect(encoded).toMatchObject({ statusCode: 413, outcome: 'payload_too_large' });
       await expectNothingWritten();
     });
 
-    it('answers 413 when JSON escaping would push the queue message past SQS’s limit', async () => {
-      const event = { ...stripeCustomerEvent(), note: '"'.repeat(200_000) };
-      const body = JSON.stringify(event); // ~400 KB once escaped in the envelope
-      const settings = { ...h.settings, maxBodyBytes: 1_000_000 };
-      const result = await h.deliver('stripe', body, stripeHeaders(body), { deps: { settings } });
+    it('without an archive bucket, answers 413 when JSON escaping would push the message past SQS’s limit', async () => {
+      const event = { ...stripeCustomerEvent(), note: '"'.repeat(600_000) };
+      const body = JSON.stringify(event); // ~1.2 MB once escaped in the envelope
+      const { archive: _archive, ...withoutArchive } = h.deps;
+      const result = await receiveDelivery(
+        { providerId: 'stripe', method: 'POST', headers: stripeHeaders(body), body, isBase64Encoded: false },
+        withoutArchive,
+      );
       expect(result).toMatchObject({ statusCode: 413, reason: 'message_too_large' });
       await expectNothingWritten();
     });

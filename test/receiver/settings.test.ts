@@ -28,6 +28,29 @@ describe('receiver settings', () => {
     expect(settings.providers.standard.toleranceSeconds).toBe(300);
   });
 
+  it('accepts every body that can reach the function, and claim-checks messages over 64 KiB', () => {
+    const settings = loadReceiverSettings(base);
+    expect(settings.maxBodyBytes).toBe(6_291_456);
+    expect(settings.claimCheckThresholdBytes).toBe(65_536);
+    expect(settings.archiveBucket).toBeUndefined();
+    expect(
+      loadReceiverSettings({
+        ...base,
+        ARCHIVE_BUCKET_NAME: 'archive',
+        CLAIM_CHECK_THRESHOLD_BYTES: '262144',
+      }),
+    ).toMatchObject({ archiveBucket: 'archive', claimCheckThresholdBytes: 262_144 });
+  });
+
+  it('refuses a claim-check threshold over SQS’s message limit or under 1 KiB', () => {
+    expect(() => loadReceiverSettings({ ...base, CLAIM_CHECK_THRESHOLD_BYTES: '1048577' })).toThrow(
+      /CLAIM_CHECK_THRESHOLD_BYTES must be between 1024 and 1048576/,
+    );
+    expect(() => loadReceiverSettings({ ...base, CLAIM_CHECK_THRESHOLD_BYTES: '100' })).toThrow(
+      /CLAIM_CHECK_THRESHOLD_BYTES/,
+    );
+  });
+
   it('names the missing variable', () => {
     expect(() => loadReceiverSettings({ EVENT_QUEUE_URL: 'x' })).toThrow(
       new ConfigError('environment variable CLAIMS_TABLE_NAME is required'),
