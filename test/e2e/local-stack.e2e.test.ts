@@ -106,6 +106,20 @@ const claimCount = async () =>
     )
   ).Count ?? 0;
 
+/** The Resources row a DONE GitHub claim wrote (its first `writtenRows` entry). */
+async function writtenResource(done: Record<string, unknown>) {
+  const [row] = (done.writtenRows as string[] | undefined) ?? [];
+  return (
+    await doc.send(
+      new GetCommand({
+        TableName: outputs.ResourcesTableName,
+        Key: { pk: row?.slice('resources:'.length) },
+        ConsistentRead: true,
+      }),
+    )
+  ).Item;
+}
+
 /** Waits until the payment's claim is DONE and its effects have settled. */
 async function settled(key: string): Promise<Record<string, unknown>> {
   return waitFor(`claim ${key} DONE`, async () => {
@@ -412,18 +426,8 @@ describe('npm start: the local stack end to end', () => {
       const { key } = (await response.json()) as { key: string };
       const done = await settled(key);
       expect(done).toMatchObject({ outcome: 'applied' });
-      const [row] = (done.writtenRows as string[]) ?? [];
-      expect(row).toMatch(/^resources:/);
-      const item = (
-        await doc.send(
-          new GetCommand({
-            TableName: outputs.ResourcesTableName,
-            Key: { pk: row?.slice('resources:'.length) },
-            ConsistentRead: true,
-          }),
-        )
-      ).Item;
-      expect(item).toMatchObject({ headSha: push.after, ref: 'refs/heads/main' });
+      expect((done.writtenRows as string[])?.[0]).toMatch(/^resources:/);
+      expect(await writtenResource(done)).toMatchObject({ headSha: push.after, ref: 'refs/heads/main' });
     });
   });
 
@@ -519,19 +523,6 @@ describe('npm start: payloads up to the platform limit (claim checks)', () => {
     }
   };
 
-  const headRow = async (done: Record<string, unknown>) => {
-    const [row] = (done.writtenRows as string[]) ?? [];
-    return (
-      await doc.send(
-        new GetCommand({
-          TableName: outputs.ResourcesTableName,
-          Key: { pk: row?.slice('resources:'.length) },
-          ConsistentRead: true,
-        }),
-      )
-    ).Item;
-  };
-
   for (const [label, bytes] of [
     ['0.7 MB', 700_000],
     ['3 MB', 3_000_000],
@@ -553,7 +544,10 @@ describe('npm start: payloads up to the platform limit (claim checks)', () => {
       // The claim check is the archive: the exact bytes, once, under the claim's archive key.
       expect(done.archiveKey).toEqual(expect.stringMatching(/^events\/github\//));
       expect(await archivedBody(String(done.archiveKey))).toBe(body);
-      expect(await headRow(done)).toMatchObject({ headSha: JSON.parse(body).after, lastEventId: delivery });
+      expect(await writtenResource(done)).toMatchObject({
+        headSha: JSON.parse(body).after,
+        lastEventId: delivery,
+      });
 
       const again = await post('github', body, headers);
       expect(again.status).toBe(200);
