@@ -191,11 +191,13 @@ export async function sendSample(args: SendArgs, options: SendOptions = {}): Pro
       const response = await fetch(url, { method: 'POST', headers: delivery.headers, body: delivery.body });
       const text = await response.text();
       let outcome = text;
-      let parsed: { outcome?: string; key?: string; deliveries?: number; reason?: string } = {};
+      let parsed: { outcome?: string; key?: string; deliveries?: number; reason?: string; message?: string } =
+        {};
       try {
         parsed = JSON.parse(text) as typeof parsed;
         outcome = [
-          parsed.outcome,
+          // API Gateway's own answers (413 for size) carry only a message.
+          parsed.outcome ?? (parsed.message && `(API Gateway) ${parsed.message}`),
           parsed.reason,
           parsed.key && `key=${parsed.key}`,
           parsed.deliveries && `deliveries=${parsed.deliveries}`,
