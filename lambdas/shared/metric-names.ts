@@ -54,3 +54,6 @@ export const ProcessorMetric = {
  * provider that does not retry such a delivery, each one is a lost event.
  */
 export const OVERSIZED_DELIVERIES_METRIC = 'OversizedDeliveries';
+
+/** Counted from the API's access log (no dimensions): requests API Gateway throttled (`429`). */
+export const THROTTLED_DELIVERIES_METRIC = 'ThrottledDeliveries';

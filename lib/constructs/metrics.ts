@@ -126,6 +126,22 @@ export function apiServerErrorRate(
   });
 }
 
+/** API Gateway 4xx (401, 404, 413, 429, ...) / requests, 0 below `minRequests`. */
+export function apiClientErrorRate(
+  api: apigwv2.IHttpApi,
+  options: { readonly period: Duration; readonly minRequests: number },
+): cloudwatch.MathExpression {
+  return guardedRatio({
+    ids: { part: 'clientErrors', whole: 'requests' },
+    part: api.metricClientError({ period: options.period, statistic: cloudwatch.Stats.SUM }),
+    whole: api.metricCount({ period: options.period, statistic: cloudwatch.Stats.SUM }),
+    minWhole: options.minRequests,
+    whenQuiet: 0,
+    period: options.period,
+    label: 'API 4xx rate',
+  });
+}
+
 export const queueOldestMessageAge = (queue: sqs.IQueue, period = Duration.minutes(1)) =>
   queue.metricApproximateAgeOfOldestMessage({ period, statistic: cloudwatch.Stats.MAXIMUM });
 

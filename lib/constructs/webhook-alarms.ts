@@ -20,8 +20,13 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types';
-import { METRIC_NAMESPACE, OVERSIZED_DELIVERIES_METRIC } from '../../lambdas/shared/metric-names';
 import {
+  METRIC_NAMESPACE,
+  OVERSIZED_DELIVERIES_METRIC,
+  THROTTLED_DELIVERIES_METRIC,
+} from '../../lambdas/shared/metric-names';
+import {
+  apiClientErrorRate,
   apiServerErrorRate,
   duplicateRatio,
   functionErrors,
@@ -75,6 +80,8 @@ export interface ProviderAlarmOptions {
 export interface WebhookAlarmThresholds {
   /** API Gateway 5xx / requests, over 5-minute periods. @default 0.05 */
   readonly serverErrorRate?: number;
+  /** API Gateway 4xx / requests, over 5-minute periods. @default 0.2 */
+  readonly clientErrorRate?: number;
   /** InvalidSignature / Received per provider, over 5-minute periods. @default 0.2 */
   readonly invalidSignatureRatio?: number;
   /** Age of the oldest message in the DLQ. @default Duration.hours(1) */
@@ -116,6 +123,7 @@ const DEFAULTS = {
   duplicateRatioLow: { threshold: 0.0001, minDeliveries: 1000 },
   serverErrorRate: 0.05,
   serverErrorMinRequests: 10,
+  clientErrorRate: 0.2,
   invalidSignatureRatio: 0.2,
   invalidSignatureMinDeliveries: 5,
   deadLetterMaxAge: Duration.hours(1),
@@ -227,8 +235,48 @@ export function alarmDefinitions(props: WebhookAlarmsProps): AlarmDefinition[] {
       datapointsToAlarm: 2,
       treatMissingData: NOT_BREACHING,
     },
+    {
+      id: 'ApiClientErrorRate',
+      severity: 'warning',
+      summary: `More than ${(t.clientErrorRate ?? DEFAULTS.clientErrorRate) * 100}% of webhook requests answered 4xx in 2 of 3 five-minute periods.`,
+      runbook:
+        'Deliveries are being refused before or by the receiver. The access log has the status: 429 is ' +
+        'API Gateway throttling (see throttled-deliveries), 413 a payload too large (oversized-deliveries), ' +
+        '401 a signature or secret problem (invalid-signature-ratio), 404 a wrong URL or a scanner. GitHub ' +
+        'does not retry any of them: redeliver from its UI once fixed.',
+      metric: apiClientErrorRate(props.api, {
+        period: FIVE_MINUTES,
+        minRequests: DEFAULTS.serverErrorMinRequests,
+      }),
+      threshold: t.clientErrorRate ?? DEFAULTS.clientErrorRate,
+      comparisonOperator: GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      treatMissingData: NOT_BREACHING,
+    },
     ...(props.accessLogGroup
       ? [
+          {
+            id: 'ThrottledDeliveries',
+            severity: 'critical' as const,
+            summary:
+              'API Gateway throttled webhook deliveries (429): a burst above the stage limits. Providers that do not retry (GitHub) lose those events.',
+            runbook:
+              'Count the 429 lines in the access log per routeKey. Raise throttlingRateLimit / throttlingBurstLimit ' +
+              '(stage defaults 1,000 rps and 2,000 burst) and check the account-level API Gateway limit ' +
+              '(10,000 rps per region by default) and the receiver concurrency. Stripe and Shopify retry 429s; ' +
+              'redeliver GitHub deliveries from its UI.',
+            metric: new cloudwatch.Metric({
+              namespace: METRIC_NAMESPACE,
+              metricName: THROTTLED_DELIVERIES_METRIC,
+              statistic: cloudwatch.Stats.SUM,
+              period: FIVE_MINUTES,
+            }),
+            threshold: 1,
+            comparisonOperator: GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            evaluationPeriods: 1,
+            treatMissingData: NOT_BREACHING,
+          },
           {
             id: 'OversizedDeliveries',
             severity: 'critical' as const,
@@ -386,6 +434,13 @@ export class WebhookAlarms extends Construct {
         filterPattern: logs.FilterPattern.literal(OVERSIZED_FILTER_PATTERN),
         metricNamespace: METRIC_NAMESPACE,
         metricName: OVERSIZED_DELIVERIES_METRIC,
+        metricValue: '1',
+      });
+      new logs.MetricFilter(this, 'ThrottledDeliveriesFilter', {
+        logGroup: props.accessLogGroup,
+        filterPattern: logs.FilterPattern.literal('{ $.status = "429" }'),
+        metricNamespace: METRIC_NAMESPACE,
+        metricName: THROTTLED_DELIVERIES_METRIC,
         metricValue: '1',
       });
     }

@@ -181,14 +181,32 @@ describe('webhook alarms', () => {
     });
   });
 
-  it('creates 20 alarms: 3 per provider (GitHub 2) and 6 for the pipeline', () => {
-    expect(Object.keys(alarms)).toHaveLength(20);
+  it('creates 22 alarms: 3 per provider (GitHub 2) and 8 for the pipeline', () => {
+    expect(Object.keys(alarms)).toHaveLength(22);
+  });
+
+  it('counts throttled (429) deliveries from the access log and alarms on the first; 4xx by rate', () => {
+    const filters = Object.values(s.template.findResources('AWS::Logs::MetricFilter')) as Array<{
+      Properties: Record<string, Json>;
+    }>;
+    const throttled = filters.find((f) => String(f.Properties.FilterPattern) === '{ $.status = "429" }');
+    expect(throttled?.Properties.MetricTransformations).toEqual([
+      { MetricName: 'ThrottledDeliveries', MetricNamespace: 'IdempotentWebhooks', MetricValue: '1' },
+    ]);
+    const alarm = Object.values(alarms).find((a) => String(a.AlarmName).endsWith('throttled-deliveries'));
+    expect(alarm).toMatchObject({ MetricName: 'ThrottledDeliveries', Threshold: 1 });
+    const clientErrors = Object.values(alarms).find((a) =>
+      String(a.AlarmName).endsWith('api-client-error-rate'),
+    );
+    expect(clientErrors).toMatchObject({ Threshold: 0.2, EvaluationPeriods: 3, DatapointsToAlarm: 2 });
+    expect(JSON.stringify(clientErrors?.Metrics)).toContain('4xx');
   });
 
   it('counts oversized deliveries from the access log and alarms on the first one', () => {
-    const filters = s.template.findResources('AWS::Logs::MetricFilter');
-    const [filter] = Object.values(filters) as Array<{ Properties: Record<string, Json> }>;
-    expect(Object.keys(filters)).toHaveLength(1);
+    const filters = Object.values(s.template.findResources('AWS::Logs::MetricFilter')) as Array<{
+      Properties: Record<string, Json>;
+    }>;
+    const filter = filters.find((f) => String(f.Properties.FilterPattern) === OVERSIZED_FILTER_PATTERN);
     const logGroup = filter?.Properties.LogGroupName as { Ref: string };
     expect(logGroup.Ref).toMatch(/AccessLogs/);
     expect(s.template.toJSON().Resources[logGroup.Ref].Type).toBe('AWS::Logs::LogGroup');

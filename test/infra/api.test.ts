@@ -40,11 +40,11 @@ describe('webhook HTTP API', () => {
     s.template.allResourcesProperties('AWS::ApiGatewayV2::Route', { AuthorizationType: 'NONE' });
   });
 
-  it('throttles the default stage at 100 requests per second with a burst of 200', () => {
+  it('throttles the default stage at 1,000 requests per second with a burst of 2,000 (sized for bursts)', () => {
     s.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
       StageName: '$default',
       AutoDeploy: true,
-      DefaultRouteSettings: { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 },
+      DefaultRouteSettings: { ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 },
     });
   });
 
