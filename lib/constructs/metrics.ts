@@ -107,40 +107,55 @@ export function invalidSignatureRatio(
   });
 }
 
-/**
- * API Gateway's 5xx / requests for the whole API: what providers see, including what the function
- * cannot report itself (timeouts, crashes, throttled invocations).
- */
-export function apiServerErrorRate(
+/** An API Gateway status class / requests for the whole API, 0 below `minRequests`. */
+function apiStatusRate(
   api: apigwv2.IHttpApi,
+  which: { readonly part: cloudwatch.Metric; readonly id: string; readonly label: string },
   options: { readonly period: Duration; readonly minRequests: number },
 ): cloudwatch.MathExpression {
   return guardedRatio({
-    ids: { part: 'errors', whole: 'requests' },
-    part: api.metricServerError({ period: options.period, statistic: cloudwatch.Stats.SUM }),
+    ids: { part: which.id, whole: 'requests' },
+    part: which.part,
     whole: api.metricCount({ period: options.period, statistic: cloudwatch.Stats.SUM }),
     minWhole: options.minRequests,
     whenQuiet: 0,
     period: options.period,
-    label: 'API 5xx rate',
+    label: which.label,
   });
 }
 
-/** API Gateway 4xx (401, 404, 413, 429, ...) / requests, 0 below `minRequests`. */
-export function apiClientErrorRate(
+/**
+ * API Gateway's 5xx / requests: what providers see, including what the function cannot report
+ * itself (timeouts, crashes, throttled invocations).
+ */
+export const apiServerErrorRate = (
   api: apigwv2.IHttpApi,
   options: { readonly period: Duration; readonly minRequests: number },
-): cloudwatch.MathExpression {
-  return guardedRatio({
-    ids: { part: 'clientErrors', whole: 'requests' },
-    part: api.metricClientError({ period: options.period, statistic: cloudwatch.Stats.SUM }),
-    whole: api.metricCount({ period: options.period, statistic: cloudwatch.Stats.SUM }),
-    minWhole: options.minRequests,
-    whenQuiet: 0,
-    period: options.period,
-    label: 'API 4xx rate',
-  });
-}
+): cloudwatch.MathExpression =>
+  apiStatusRate(
+    api,
+    {
+      part: api.metricServerError({ period: options.period, statistic: cloudwatch.Stats.SUM }),
+      id: 'errors',
+      label: 'API 5xx rate',
+    },
+    options,
+  );
+
+/** API Gateway 4xx (401, 404, 413, 429, ...) / requests. */
+export const apiClientErrorRate = (
+  api: apigwv2.IHttpApi,
+  options: { readonly period: Duration; readonly minRequests: number },
+): cloudwatch.MathExpression =>
+  apiStatusRate(
+    api,
+    {
+      part: api.metricClientError({ period: options.period, statistic: cloudwatch.Stats.SUM }),
+      id: 'clientErrors',
+      label: 'API 4xx rate',
+    },
+    options,
+  );
 
 export const queueOldestMessageAge = (queue: sqs.IQueue, period = Duration.minutes(1)) =>
   queue.metricApproximateAgeOfOldestMessage({ period, statistic: cloudwatch.Stats.MAXIMUM });

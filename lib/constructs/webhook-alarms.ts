@@ -254,55 +254,7 @@ export function alarmDefinitions(props: WebhookAlarmsProps): AlarmDefinition[] {
       datapointsToAlarm: 2,
       treatMissingData: NOT_BREACHING,
     },
-    ...(props.accessLogGroup
-      ? [
-          {
-            id: 'ThrottledDeliveries',
-            severity: 'critical' as const,
-            summary:
-              'API Gateway throttled webhook deliveries (429): a burst above the stage limits. Providers that do not retry (GitHub) lose those events.',
-            runbook:
-              'Count the 429 lines in the access log per routeKey. Raise throttlingRateLimit / throttlingBurstLimit ' +
-              '(stage defaults 1,000 rps and 2,000 burst) and check the account-level API Gateway limit ' +
-              '(10,000 rps per region by default) and the receiver concurrency. Stripe and Shopify retry 429s; ' +
-              'redeliver GitHub deliveries from its UI.',
-            metric: new cloudwatch.Metric({
-              namespace: METRIC_NAMESPACE,
-              metricName: THROTTLED_DELIVERIES_METRIC,
-              statistic: cloudwatch.Stats.SUM,
-              period: FIVE_MINUTES,
-            }),
-            threshold: 1,
-            comparisonOperator: GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            evaluationPeriods: 1,
-            treatMissingData: NOT_BREACHING,
-          },
-          {
-            id: 'OversizedDeliveries',
-            severity: 'critical' as const,
-            summary:
-              'A webhook delivery was refused for its size (413, or a Lambda request-too-large error): the event is lost unless the provider resends it.',
-            runbook:
-              'Find it in the API access log (status 413 or an integrationError naming RequestEntityTooLarge): ' +
-              'routeKey names the provider, responseLength and the time locate it in the provider dashboard. ' +
-              'Over 10 MiB API Gateway refuses it; over about 6 MB (less for base64 bodies) Lambda does ' +
-              '(docs/rules.md, "Payload size"). A provider retry will be refused the same way: fetch the event ' +
-              'from the provider API (GitHub: the REST API for the push, Shopify/Stripe: the object) and apply ' +
-              'it by hand, and ask the provider side to send smaller payloads (fewer commits per push).',
-            metric: new cloudwatch.Metric({
-              namespace: METRIC_NAMESPACE,
-              metricName: OVERSIZED_DELIVERIES_METRIC,
-              statistic: cloudwatch.Stats.SUM,
-              period: FIVE_MINUTES,
-            }),
-            threshold: 1,
-            comparisonOperator: GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            evaluationPeriods: 1,
-            // The filter publishes only when a line matches: no data is no oversized delivery.
-            treatMissingData: NOT_BREACHING,
-          },
-        ]
-      : []),
+    ...(props.accessLogGroup ? ACCESS_LOG_COUNTS.map(accessLogCountAlarm) : []),
     {
       id: 'DeadLetterQueueNotEmpty',
       severity: 'critical',
@@ -375,6 +327,67 @@ export function alarmDefinitions(props: WebhookAlarmsProps): AlarmDefinition[] {
 export const OVERSIZED_FILTER_PATTERN =
   '{ ($.status = "413") || ($.integrationError = "*RequestEntityTooLarge*") || ($.integrationError = "*must be smaller than*") }';
 
+/**
+ * Deliveries refused before the receiver could count them, counted from the API access log by a
+ * metric filter each (the filter publishes only when a line matches: no data is none), alarmed on
+ * the first one in five minutes.
+ */
+interface AccessLogCount {
+  readonly id: string;
+  readonly metricName: string;
+  readonly pattern: string;
+  readonly summary: string;
+  readonly runbook: string;
+}
+
+const ACCESS_LOG_COUNTS: readonly AccessLogCount[] = [
+  {
+    id: 'ThrottledDeliveries',
+    metricName: THROTTLED_DELIVERIES_METRIC,
+    pattern: '{ $.status = "429" }',
+    summary:
+      'API Gateway throttled webhook deliveries (429): a burst above the stage limits. Providers that do not retry (GitHub) lose those events.',
+    runbook:
+      'Count the 429 lines in the access log per routeKey. Raise throttlingRateLimit / throttlingBurstLimit ' +
+      '(stage defaults 1,000 rps and 2,000 burst) and check the account-level API Gateway limit ' +
+      '(10,000 rps per region by default) and the receiver concurrency. Stripe and Shopify retry 429s; ' +
+      'redeliver GitHub deliveries from its UI.',
+  },
+  {
+    id: 'OversizedDeliveries',
+    metricName: OVERSIZED_DELIVERIES_METRIC,
+    pattern: OVERSIZED_FILTER_PATTERN,
+    summary:
+      'A webhook delivery was refused for its size (413, or a Lambda request-too-large error): the event is lost unless the provider resends it.',
+    runbook:
+      'Find it in the API access log (status 413 or an integrationError naming RequestEntityTooLarge): ' +
+      'routeKey names the provider, responseLength and the time locate it in the provider dashboard. ' +
+      'Over 10 MiB API Gateway refuses it; over about 6 MB (less for base64 bodies) Lambda does ' +
+      '(docs/rules.md, "Payload size"). A provider retry will be refused the same way: fetch the event ' +
+      'from the provider API (GitHub: the REST API for the push, Shopify/Stripe: the object) and apply ' +
+      'it by hand, and ask the provider side to send smaller payloads (fewer commits per push).',
+  },
+];
+
+function accessLogCountAlarm(count: AccessLogCount): AlarmDefinition {
+  return {
+    id: count.id,
+    severity: 'critical',
+    summary: count.summary,
+    runbook: count.runbook,
+    metric: new cloudwatch.Metric({
+      namespace: METRIC_NAMESPACE,
+      metricName: count.metricName,
+      statistic: cloudwatch.Stats.SUM,
+      period: FIVE_MINUTES,
+    }),
+    threshold: 1,
+    comparisonOperator: GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    evaluationPeriods: 1,
+    treatMissingData: NOT_BREACHING,
+  };
+}
+
 /** Kebab-case `DuplicateRatioHigh-stripe` -> `duplicate-ratio-high-stripe`. */
 export const alarmSlug = (id: string): string => id.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
 
@@ -429,20 +442,15 @@ export class WebhookAlarms extends Construct {
 
     this.definitions = alarmDefinitions(props);
     if (props.accessLogGroup) {
-      new logs.MetricFilter(this, 'OversizedDeliveriesFilter', {
-        logGroup: props.accessLogGroup,
-        filterPattern: logs.FilterPattern.literal(OVERSIZED_FILTER_PATTERN),
-        metricNamespace: METRIC_NAMESPACE,
-        metricName: OVERSIZED_DELIVERIES_METRIC,
-        metricValue: '1',
-      });
-      new logs.MetricFilter(this, 'ThrottledDeliveriesFilter', {
-        logGroup: props.accessLogGroup,
-        filterPattern: logs.FilterPattern.literal('{ $.status = "429" }'),
-        metricNamespace: METRIC_NAMESPACE,
-        metricName: THROTTLED_DELIVERIES_METRIC,
-        metricValue: '1',
-      });
+      for (const count of ACCESS_LOG_COUNTS) {
+        new logs.MetricFilter(this, `${count.id}Filter`, {
+          logGroup: props.accessLogGroup,
+          filterPattern: logs.FilterPattern.literal(count.pattern),
+          metricNamespace: METRIC_NAMESPACE,
+          metricName: count.metricName,
+          metricValue: '1',
+        });
+      }
     }
     const action = new actions.SnsAction(this.topic);
     const alarms: Record<string, cloudwatch.Alarm> = {};
