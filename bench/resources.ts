@@ -13,7 +13,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { CLAIMS_TABLE_SCHEMA } from '../lambdas/store/schema';
+import { CLAIMS_TABLE_SCHEMA, claimsTableDefinition } from '../lambdas/store/schema';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/emulators';
 import { itemSizeBytes } from './capacity';
 
@@ -76,7 +76,7 @@ export async function bucketObjects(
 export async function createTable(
   client: DynamoDBClient,
   prefix: string,
-  options: { keyName?: string; ttlAttribute?: string } = {},
+  options: { keyName?: string; ttlAttribute?: string; claims?: boolean } = {},
 ): Promise<string> {
   const name = uniqueName(prefix);
   const keyName = options.keyName ?? 'pk';
@@ -84,8 +84,13 @@ export async function createTable(
     new CreateTableCommand({
       TableName: name,
       BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [{ AttributeName: keyName, AttributeType: 'S' }],
-      KeySchema: [{ AttributeName: keyName, KeyType: 'HASH' }],
+      // The claims table as the stack declares it, index of unfinished claims included: its writes count.
+      ...(options.claims
+        ? claimsTableDefinition()
+        : {
+            AttributeDefinitions: [{ AttributeName: keyName, AttributeType: 'S' as const }],
+            KeySchema: [{ AttributeName: keyName, KeyType: 'HASH' as const }],
+          }),
     }),
   );
   if (options.ttlAttribute) {
@@ -103,6 +108,7 @@ export function createClaimsTable(client: DynamoDBClient): Promise<string> {
   return createTable(client, 'claims', {
     keyName: CLAIMS_TABLE_SCHEMA.partitionKey,
     ttlAttribute: CLAIMS_TABLE_SCHEMA.ttlAttribute,
+    claims: true,
   });
 }
 

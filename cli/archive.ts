@@ -4,13 +4,7 @@
  */
 import { GetObjectCommand, ListObjectsV2Command, NoSuchKey } from '@aws-sdk/client-s3';
 import type { ProviderId } from '../lambdas/providers/types';
-import {
-  claimCheckOf,
-  decodeBody,
-  type EventMessage,
-  type QueueMessage,
-  SQS_MAX_MESSAGE_BYTES,
-} from '../lambdas/queue/event-message';
+import type { EventMessage } from '../lambdas/queue/event-message';
 import { archiveDayPrefix } from '../lambdas/shared/archive-layout';
 import { type ArchivedEvent, ArchiveFormatError, parseArchivedEvent } from '../lambdas/store/payload-archive';
 import { CliError, describeAwsError } from './errors';
@@ -48,16 +42,7 @@ export function receivedInRange(event: Pick<EventMessage, 'receivedAt'>, from: D
   return !Number.isNaN(at) && at >= from.getTime() && at < to.getTime();
 }
 
-/**
- * The queue message that replays an archived object: the object without `archivedAt`, or, when
- * that would not fit in one SQS message, a claim check pointing back at the object (the processor
- * reads the body from it, as it does for the receiver's claim checks).
- */
-export function queueMessageOf(archived: ArchivedEvent, objectKey: string): QueueMessage {
-  const { archivedAt: _archivedAt, ...message } = archived;
-  if (Buffer.byteLength(JSON.stringify(message)) <= SQS_MAX_MESSAGE_BYTES) return message;
-  return claimCheckOf(message, objectKey, decodeBody(message).length);
-}
+export { queueMessageOf } from '../lambdas/store/payload-archive';
 
 export async function listArchiveKeys(stack: StackContext, prefix: string): Promise<string[]> {
   const bucket = stack.output('ArchiveBucketName');

@@ -57,3 +57,16 @@ export const OVERSIZED_DELIVERIES_METRIC = 'OversizedDeliveries';
 
 /** Counted from the API's access log (no dimensions): requests API Gateway throttled (`429`). */
 export const THROTTLED_DELIVERIES_METRIC = 'ThrottledDeliveries';
+
+/** `POWERTOOLS_SERVICE_NAME` of the sweeper, and its metrics' `service` dimension (no `provider`). */
+export const SWEEPER_SERVICE = 'webhook-sweeper';
+
+/** Emitted by the sweeper once per run (service `webhook-sweeper`, no provider dimension). */
+export const SweeperMetric = {
+  /** Live claims reported stuck after this run: what the sweeper could not recover (a gauge). */
+  StuckClaims: 'StuckClaims',
+  /** Claims whose event the sweeper sent to the queue again in this run. */
+  RequeuedClaims: 'RequeuedClaims',
+  /** Claims newly reported stuck in this run. */
+  NewlyStuckClaims: 'NewlyStuckClaims',
+} as const;

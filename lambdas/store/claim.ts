@@ -3,6 +3,7 @@
  * key was accepted, how many deliveries of it were seen, who holds it now (lease) and how far it got.
  * See docs/claims.md for the state machine.
  */
+import { unfinishedMembership } from './unfinished-index';
 
 export const ClaimStatus = {
   /** A receiver took the key and is putting the event on the queue (it holds the receiver lease). */
@@ -75,6 +76,18 @@ export interface ClaimRecord {
    * did not record them): for an operator to check.
    */
   readonly unresumedEffects?: readonly string[];
+  /**
+   * The sparse index of unfinished claims (./unfinished-index.ts): present until the claim is DONE or
+   * FAILED. `sweepAt` (epoch ms) is when the sweeper looks at it next.
+   */
+  readonly sweepShard?: string;
+  readonly sweepAt?: number;
+  /** Set by the sweeper on a claim it could not recover (ISO-8601, and why); cleared by a take-over. */
+  readonly stuckAt?: string;
+  readonly stuckReason?: string;
+  /** How many times the sweeper re-sent the event, and when it last did. */
+  readonly sweeps?: number;
+  readonly lastSweptAt?: string;
 }
 
 /** What a receiver knows when it first claims a key. */
@@ -155,7 +168,10 @@ export function isExpired(claim: Pick<ClaimRecord, 'expiresAt'>, nowMs: number):
 /** Condition of every write that creates a claim: no claim, or only one whose TTL has passed. */
 export const CLAIM_ABSENT_OR_EXPIRED = 'attribute_not_exists(pk) OR expiresAt <= :nowS';
 
-/** A claim as first written, held by `lease`, with one delivery seen now. */
+/**
+ * A claim as first written, held by `lease`, with one delivery seen now. It enters the index of
+ * unfinished claims, due for the sweeper when the lease runs out.
+ */
 export function newClaimRecord(
   claim: NewClaim,
   lease: Lease,
@@ -172,5 +188,6 @@ export function newClaimRecord(
     leaseToken: lease.token,
     leaseExpiresAt: lease.expiresAt,
     leaseOwner: lease.owner,
+    ...unfinishedMembership(claim.pk, lease.expiresAt),
   };
 }

@@ -18,6 +18,7 @@ import {
   type TakeOverExpectation,
 } from './claim';
 import { writeNewClaim } from './new-claim';
+import { pendingShard } from './unfinished-index';
 
 export interface DynamoClaimStoreOptions {
   readonly client: DynamoDBClient;
@@ -76,8 +77,9 @@ export class DynamoClaimStore implements ClaimStore {
       expected.leaseToken === undefined ? 'attribute_not_exists(leaseToken)' : 'leaseToken = :oldToken';
     return this.conditionalUpdate({
       Key: { pk },
+      // Back in the index of unfinished claims (a FAILED claim had left it), out of any stuck report.
       UpdateExpression:
-        'SET #status = :received, leaseToken = :token, leaseExpiresAt = :leaseUntil, leaseOwner = :owner',
+        'SET #status = :received, leaseToken = :token, leaseExpiresAt = :leaseUntil, leaseOwner = :owner, sweepShard = :shard, sweepAt = :leaseUntil REMOVE stuckAt, stuckReason',
       // A live lease is never taken, whatever the caller saw: the lease check is in the condition.
       ConditionExpression: `${LIVE} AND #status = :expected AND ${tokenCondition} AND (attribute_not_exists(leaseExpiresAt) OR leaseExpiresAt <= :nowMs)`,
       ExpressionAttributeNames: { '#status': 'status' },
@@ -87,6 +89,7 @@ export class DynamoClaimStore implements ClaimStore {
         ':token': lease.token,
         ':leaseUntil': lease.expiresAt,
         ':owner': lease.owner,
+        ':shard': pendingShard(pk),
         ':nowS': epochSeconds(nowMs),
         ':nowMs': nowMs,
         ...(expected.leaseToken === undefined ? {} : { ':oldToken': expected.leaseToken }),

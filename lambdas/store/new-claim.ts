@@ -45,6 +45,10 @@ const WINDOW_ATTRIBUTES = [
   'lastStepAt',
   'replan',
   'objectId',
+  'stuckAt',
+  'stuckReason',
+  'sweeps',
+  'lastSweptAt',
 ] as const;
 
 export type NewClaimResult =

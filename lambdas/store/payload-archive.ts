@@ -10,7 +10,13 @@
  * it processes. Either way it is the same JSON, so `webhooks inspect` and `replay` read one format.
  */
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { EventMessage } from '../queue/event-message';
+import {
+  claimCheckOf,
+  decodeBody,
+  type EventMessage,
+  type QueueMessage,
+  SQS_MAX_MESSAGE_BYTES,
+} from '../queue/event-message';
 import { archiveObjectKey } from '../shared/archive-layout';
 
 export interface ArchivedEvent extends EventMessage {
@@ -72,9 +78,30 @@ export class S3PayloadArchive implements PayloadArchive {
     return objectKey;
   }
 
+  /** The object, or undefined when there is none at `objectKey`. */
+  async find(objectKey: string): Promise<ArchivedEvent | undefined> {
+    try {
+      return await this.get(objectKey);
+    } catch (error) {
+      if ((error as { name?: string })?.name === 'NoSuchKey') return undefined;
+      throw error;
+    }
+  }
+
   async get(objectKey: string): Promise<ArchivedEvent> {
     const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: objectKey }));
     const text = (await object.Body?.transformToString('utf8')) ?? '';
     return parseArchivedEvent(text, `s3://${this.bucket}/${objectKey}`);
   }
+}
+
+/**
+ * The queue message that sends an archived event again (a replay, a sweep): the object without
+ * `archivedAt`, or, when that would not fit in one SQS message, a claim check pointing back at the
+ * object (the processor reads the body from it, as it does for the receiver's claim checks).
+ */
+export function queueMessageOf(archived: ArchivedEvent, objectKey: string): QueueMessage {
+  const { archivedAt: _archivedAt, ...message } = archived;
+  if (Buffer.byteLength(JSON.stringify(message)) <= SQS_MAX_MESSAGE_BYTES) return message;
+  return claimCheckOf(message, objectKey, decodeBody(message).length);
 }

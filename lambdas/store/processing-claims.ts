@@ -7,6 +7,10 @@ import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type ClaimRecord, ClaimStatus, isExpired, type Lease, type NewClaim, newClaimRecord } from './claim';
 import { writeNewClaim } from './new-claim';
+import { pendingShard, UNFINISHED_ATTRIBUTES } from './unfinished-index';
+
+/** A finished claim leaves the index of unfinished claims (FAILED: its message is in the DLQ, which alarms). */
+const LEAVE_INDEX = UNFINISHED_ATTRIBUTES.join(', ');
 
 /** How an event ended, recorded on a DONE claim. */
 export type ProcessingOutcome = 'applied' | 'stale' | 'unhandled' | 'noop';
@@ -109,7 +113,9 @@ export class ProcessingClaims {
             TableName: this.tableName,
             Key: { pk: claim.pk },
             UpdateExpression:
-              'SET #status = :processing, leaseToken = :token, leaseExpiresAt = :leaseUntil, leaseOwner = :owner, processingStartedAt = :now, expiresAt = :retainUntil ADD processingAttempts :one',
+              // if_not_exists: a claim already in the index keeps its keys (no index write); a FAILED
+              // one taken by a redrive comes back into it.
+              'SET #status = :processing, leaseToken = :token, leaseExpiresAt = :leaseUntil, leaseOwner = :owner, processingStartedAt = :now, expiresAt = :retainUntil, sweepShard = if_not_exists(sweepShard, :shard), sweepAt = if_not_exists(sweepAt, :leaseUntil) ADD processingAttempts :one',
             ConditionExpression: `attribute_exists(pk) AND expiresAt > :nowS AND expiresAt <= :retainUntil AND ${TAKEABLE}`,
             ExpressionAttributeNames: { '#status': 'status' },
             ExpressionAttributeValues: {
@@ -118,6 +124,7 @@ export class ProcessingClaims {
               ':token': lease.token,
               ':leaseUntil': lease.expiresAt,
               ':owner': lease.owner,
+              ':shard': pendingShard(claim.pk),
               ':now': iso(nowMs),
               ':one': 1,
               ':nowS': seconds(nowMs),
@@ -176,8 +183,7 @@ export class ProcessingClaims {
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk },
-          UpdateExpression:
-            'SET #status = :failed, failedAt = :now, lastError = :error, lastErrorAt = :now, expiresAt = :retainUntil REMOVE leaseToken, leaseExpiresAt, leaseOwner',
+          UpdateExpression: `SET #status = :failed, failedAt = :now, lastError = :error, lastErrorAt = :now, expiresAt = :retainUntil REMOVE leaseToken, leaseExpiresAt, leaseOwner, ${LEAVE_INDEX}`,
           ConditionExpression: `attribute_exists(pk) AND expiresAt > :nowS AND ${TAKEABLE}`,
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
@@ -235,7 +241,7 @@ export class ProcessingClaims {
       sets.push('#status = :done', 'outcome = :outcome', 'completedAt = :now');
       values[':done'] = ClaimStatus.Done;
       values[':outcome'] = mark.done;
-      removes.push('leaseToken', 'leaseExpiresAt', 'leaseOwner', 'lastError');
+      removes.push('leaseToken', 'leaseExpiresAt', 'leaseOwner', 'lastError', ...UNFINISHED_ATTRIBUTES);
     }
     return {
       TableName: this.tableName,
@@ -278,7 +284,7 @@ export class ProcessingClaims {
   ) {
     await this.recordFailure(pk, leaseToken, error, nowMs, archiveKey, {
       set: '#status = :failed, failedAt = :now, expiresAt = :retainUntil',
-      remove: 'REMOVE leaseToken, leaseExpiresAt, leaseOwner',
+      remove: `REMOVE leaseToken, leaseExpiresAt, leaseOwner, ${LEAVE_INDEX}`,
       values: { ':failed': ClaimStatus.Failed, ':retainUntil': retainUntil },
     });
   }

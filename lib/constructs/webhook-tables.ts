@@ -16,7 +16,7 @@ export interface WebhookTablesProps {
 }
 
 export class WebhookTables extends Construct {
-  /** Claims: partition key `pk` (the idempotency key), TTL attribute `expiresAt`. */
+  /** Claims: partition key `pk` (the idempotency key), TTL attribute `expiresAt`, index `unfinished-claims`. */
   public readonly claims: dynamodb.Table;
   public readonly payments: dynamodb.Table;
   public readonly orders: dynamodb.Table;
@@ -35,6 +35,14 @@ export class WebhookTables extends Construct {
       });
 
     this.claims = table('Claims', CLAIMS_TABLE_SCHEMA.ttlAttribute);
+    // The sparse index of unfinished claims, read by the sweeper (lambdas/store/unfinished-index.ts).
+    const unfinished = CLAIMS_TABLE_SCHEMA.unfinishedIndex;
+    this.claims.addGlobalSecondaryIndex({
+      indexName: unfinished.name,
+      partitionKey: { name: unfinished.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: unfinished.sortKey, type: dynamodb.AttributeType.NUMBER },
+      projectionType: dynamodb.ProjectionType.KEYS_ONLY,
+    });
     // The business tables are keyed `pk` too: the processor writes whole rows by key (absolute writes).
     this.payments = table('Payments');
     this.orders = table('Orders');

@@ -19,7 +19,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
-import { CLAIMS_TABLE_SCHEMA } from '../../lambdas/store/schema';
+import { CLAIMS_TABLE_SCHEMA, claimsTableDefinition } from '../../lambdas/store/schema';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators';
 
 export const uniqueName = (prefix: string): string => `${prefix}-${randomBytes(5).toString('hex')}`;
@@ -40,7 +40,7 @@ export function sqsClient(): SQSClient {
   });
 }
 
-/** Creates a claims table exactly as the stack declares it: partition key `pk`, TTL on `expiresAt`. */
+/** Creates a claims table exactly as the stack declares it: partition key `pk`, TTL on `expiresAt`, the unfinished-claims index. */
 export async function createClaimsTable(
   client: DynamoDBClient,
   name = uniqueName('claims'),
@@ -49,8 +49,7 @@ export async function createClaimsTable(
     new CreateTableCommand({
       TableName: name,
       BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [{ AttributeName: CLAIMS_TABLE_SCHEMA.partitionKey, AttributeType: 'S' }],
-      KeySchema: [{ AttributeName: CLAIMS_TABLE_SCHEMA.partitionKey, KeyType: 'HASH' }],
+      ...claimsTableDefinition(),
     }),
   );
   await client.send(

@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PROVIDER_IDS } from '../../lambdas/providers/types';
 import { SECRET_PLACEHOLDER } from '../../lambdas/shared/secrets-manager';
-import { CLAIMS_TABLE_SCHEMA } from '../../lambdas/store/schema';
+import { CLAIMS_TABLE_SCHEMA, claimsTableDefinition } from '../../lambdas/store/schema';
 import { type Json, type SynthesizedStack, synthesize } from './support';
 
 describe('webhook storage and queues', () => {
@@ -36,10 +36,29 @@ describe('webhook storage and queues', () => {
   });
 
   it.each(['claims', 'payments', 'orders', 'resources'])('keys the %s table by pk (string)', (name) => {
-    expect(resource(tables[name] as string).Properties).toMatchObject({
-      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
-    });
+    const properties = resource(tables[name] as string).Properties;
+    expect(properties.KeySchema).toEqual([{ AttributeName: 'pk', KeyType: 'HASH' }]);
+    expect(properties.AttributeDefinitions).toContainEqual({ AttributeName: 'pk', AttributeType: 'S' });
+  });
+
+  it('gives the claims table the keys-only index of unfinished claims that the sweeper reads', () => {
+    const properties = resource(tables.claims as string).Properties;
+    expect(properties.GlobalSecondaryIndexes).toEqual([
+      {
+        IndexName: 'unfinished-claims',
+        KeySchema: [
+          { AttributeName: 'sweepShard', KeyType: 'HASH' },
+          { AttributeName: 'sweepAt', KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+      },
+    ]);
+    // The tables the tests and the benchmark create are this one.
+    const definition = claimsTableDefinition();
+    expect(properties.GlobalSecondaryIndexes).toEqual(definition.GlobalSecondaryIndexes);
+    expect(new Set(properties.AttributeDefinitions as unknown[])).toEqual(
+      new Set(definition.AttributeDefinitions),
+    );
   });
 
   it.each(['claims', 'payments', 'orders', 'resources'])(

@@ -1,0 +1,247 @@
+/**
+ * The sweeper's side of the claims table: list the unfinished claims that are due (the sparse index,
+ * never a Scan), read each one, and move it on with a write fenced on what was read, so a receiver,
+ * a processor or another sweep that moved the claim in between always wins. Layout: ./claim.ts and
+ * ./unfinished-index.ts.
+ */
+import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type ClaimRecord, ClaimStatus } from './claim';
+import { pendingShard, pendingShards, STUCK_SHARD, UNFINISHED_INDEX } from './unfinished-index';
+
+/** An index entry: a claim's key and when it was due. */
+export interface DueClaim {
+  readonly pk: string;
+  readonly sweepAt: number;
+}
+
+export interface DueClaims {
+  readonly claims: readonly DueClaim[];
+  /** More were due than `limit`: the next run takes them. */
+  readonly truncated: boolean;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+const seconds = (ms: number): number => Math.floor(ms / 1000);
+/** Queries in flight at once while listing the shards. */
+const SHARD_QUERY_CONCURRENCY = 8;
+
+export class SweepStore {
+  private readonly doc: DynamoDBDocumentClient;
+
+  constructor(
+    client: DynamoDBClient,
+    readonly tableName: string,
+  ) {
+    this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  }
+
+  /** Unfinished claims due by `nowMs`, oldest first within each shard, at most `limit` in all. */
+  async listDue(nowMs: number, limit: number): Promise<DueClaims> {
+    const shards = pendingShards();
+    const perShard = Math.max(1, Math.ceil(limit / shards.length));
+    const found: DueClaim[] = [];
+    let truncated = false;
+    for (let i = 0; i < shards.length; i += SHARD_QUERY_CONCURRENCY) {
+      const pages = await Promise.all(
+        shards.slice(i, i + SHARD_QUERY_CONCURRENCY).map((shard) =>
+          this.doc.send(
+            new QueryCommand({
+              TableName: this.tableName,
+              IndexName: UNFINISHED_INDEX,
+              KeyConditionExpression: 'sweepShard = :shard AND sweepAt <= :nowMs',
+              ExpressionAttributeValues: { ':shard': shard, ':nowMs': nowMs },
+              Limit: perShard,
+            }),
+          ),
+        ),
+      );
+      for (const page of pages) {
+        for (const item of page.Items ?? [])
+          found.push({ pk: String(item.pk), sweepAt: Number(item.sweepAt) });
+        if (page.LastEvaluatedKey) truncated = true;
+      }
+    }
+    return { claims: found.slice(0, limit), truncated: truncated || found.length > limit };
+  }
+
+  /** The claim, strongly consistent; undefined when absent. Expired claims are returned (see dropExpired). */
+  async get(pk: string): Promise<ClaimRecord | undefined> {
+    const result = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk }, ConsistentRead: true }),
+    );
+    return result.Item as ClaimRecord | undefined;
+  }
+
+  /** Not due yet (a live lease, a young ENQUEUED claim): look again at `sweepAt`. */
+  async defer(claim: ClaimRecord, sweepAtMs: number, nowMs: number): Promise<boolean> {
+    return this.fenced(claim, nowMs, 'SET sweepAt = :next', { ':next': sweepAtMs });
+  }
+
+  /**
+   * Puts the claim back to ENQUEUED before its event is sent again: RECEIVED whose receiver never
+   * sent, PROCESSING whose lease ran out with no redelivery, or ENQUEUED whose message never came.
+   * Step markers stay, so the processor resumes where the last attempt stopped. False when the
+   * claim moved since it was read (someone else is handling it).
+   */
+  async requeue(
+    claim: ClaimRecord,
+    archiveKey: string,
+    nextSweepAtMs: number,
+    nowMs: number,
+  ): Promise<boolean> {
+    return this.fenced(
+      claim,
+      nowMs,
+      'SET #status = :enqueued, enqueuedAt = :now, lastSweptAt = :now, sweepAt = :next, archiveKey = :archiveKey ADD sweeps :one REMOVE leaseToken, leaseExpiresAt, leaseOwner',
+      {
+        ':enqueued': ClaimStatus.Enqueued,
+        ':now': iso(nowMs),
+        ':next': nextSweepAtMs,
+        ':archiveKey': archiveKey,
+        ':one': 1,
+      },
+    );
+  }
+
+  /** After a failed send of a requeued event: due again now, so the next run sends it. */
+  async dueNow(pk: string, sweepAtMs: number, nowMs: number, error: string): Promise<void> {
+    await this.doc
+      .send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk },
+          UpdateExpression: 'SET sweepAt = :nowMs, lastError = :error, lastErrorAt = :now',
+          ConditionExpression: 'sweepAt = :seen AND #status = :enqueued',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':nowMs': nowMs,
+            ':seen': sweepAtMs,
+            ':enqueued': ClaimStatus.Enqueued,
+            ':error': error.slice(0, 1000),
+            ':now': iso(nowMs),
+          },
+        }),
+      )
+      .catch((caught) => {
+        if (!(caught instanceof ConditionalCheckFailedException)) throw caught;
+      });
+  }
+
+  /**
+   * Reports a claim the sweeper cannot recover: it moves to the stuck shard, keyed by its TTL, until
+   * a take-over (a provider retry), a replay that finishes it, or its TTL. The claim is not changed
+   * otherwise: whatever could still finish it may.
+   */
+  async markStuck(claim: ClaimRecord, reason: string, nowMs: number): Promise<boolean> {
+    return this.fenced(
+      claim,
+      nowMs,
+      'SET sweepShard = :stuck, sweepAt = :ttlMs, stuckAt = :now, stuckReason = :reason',
+      {
+        ':stuck': STUCK_SHARD,
+        ':ttlMs': claim.expiresAt * 1000,
+        ':now': iso(nowMs),
+        ':reason': reason.slice(0, 1000),
+      },
+    );
+  }
+
+  /** An expired claim still in the index (TTL deletes lazily): take it out, so sweeps stop reading it. */
+  async dropExpired(pk: string, nowMs: number): Promise<void> {
+    await this.doc
+      .send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk },
+          UpdateExpression: 'REMOVE sweepShard, sweepAt',
+          ConditionExpression: 'attribute_exists(pk) AND expiresAt <= :nowS',
+          ExpressionAttributeValues: { ':nowS': seconds(nowMs) },
+        }),
+      )
+      .catch((caught) => {
+        if (!(caught instanceof ConditionalCheckFailedException)) throw caught;
+      });
+  }
+
+  /** Keys of the stuck claims whose TTL has not passed. */
+  async listStuck(nowMs: number, limit = 1_000): Promise<DueClaim[]> {
+    const found: DueClaim[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: UNFINISHED_INDEX,
+          KeyConditionExpression: 'sweepShard = :stuck AND sweepAt > :nowMs',
+          ExpressionAttributeValues: { ':stuck': STUCK_SHARD, ':nowMs': nowMs },
+          ExclusiveStartKey: start,
+          Limit: Math.min(limit - found.length, 1_000),
+        }),
+      );
+      for (const item of page.Items ?? []) found.push({ pk: String(item.pk), sweepAt: Number(item.sweepAt) });
+      start = page.LastEvaluatedKey;
+    } while (start && found.length < limit);
+    return found;
+  }
+
+  /** How many live claims are reported stuck (a count over the index keys, no item read). */
+  async countStuck(nowMs: number): Promise<number> {
+    let count = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: UNFINISHED_INDEX,
+          KeyConditionExpression: 'sweepShard = :stuck AND sweepAt > :nowMs',
+          ExpressionAttributeValues: { ':stuck': STUCK_SHARD, ':nowMs': nowMs },
+          Select: 'COUNT',
+          ExclusiveStartKey: start,
+        }),
+      );
+      count += page.Count ?? 0;
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return count;
+  }
+
+  /**
+   * An update that applies only if the claim is as the sweeper read it: same status, same lease
+   * token (or none), same due time, in a pending shard, not expired, and no live lease. Every move
+   * of a receiver, a processor or another sweep changes one of these.
+   */
+  private async fenced(
+    claim: ClaimRecord,
+    nowMs: number,
+    update: string,
+    values: Record<string, unknown>,
+  ): Promise<boolean> {
+    const token =
+      claim.leaseToken === undefined ? 'attribute_not_exists(leaseToken)' : 'leaseToken = :seenToken';
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: claim.pk },
+          UpdateExpression: update,
+          ConditionExpression: `#status = :seenStatus AND ${token} AND sweepAt = :seenSweepAt AND sweepShard = :pending AND expiresAt > :nowS AND (attribute_not_exists(leaseExpiresAt) OR leaseExpiresAt <= :nowMs)`,
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ...values,
+            ':seenStatus': claim.status,
+            ':seenSweepAt': claim.sweepAt,
+            ':pending': pendingShard(claim.pk),
+            ':nowS': seconds(nowMs),
+            ':nowMs': nowMs,
+            ...(claim.leaseToken === undefined ? {} : { ':seenToken': claim.leaseToken }),
+          },
+        }),
+      );
+      return true;
+    } catch (caught) {
+      if (caught instanceof ConditionalCheckFailedException) return false;
+      throw caught;
+    }
+  }
+}

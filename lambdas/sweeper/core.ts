@@ -1,0 +1,252 @@
+/**
+ * The sweeper: recovers claims that stopped moving and nobody will move again, without waiting for a
+ * provider retry (GitHub never retries) or an SQS redelivery (there is none once the message is gone).
+ *
+ * Each run reads only the unfinished claims that are due (the sparse index), and for each one:
+ * - DONE, FAILED, or gone: skipped (the index lags the table by a moment); expired: taken out of it;
+ * - held by a live lease, or not stale yet: looked at again when it would be;
+ * - stale (RECEIVED whose receiver lease ran out, ENQUEUED that no processor took, PROCESSING whose
+ *   lease ran out with no redelivery): put back to ENQUEUED and its event sent again, when the event's
+ *   body is stored (a claim check, or the processor's archive); otherwise reported stuck.
+ * Every write is fenced on the claim as read (./../store/sweep-store.ts): a receiver, a processor or
+ * another run that moved the claim in between wins, and the sweeper leaves it. A re-sent event that
+ * was not lost after all is one more copy, which the processor absorbs (its claim is DONE or busy).
+ * Rules and defaults: docs/rules.md, "The sweeper".
+ */
+import type { EventQueue } from '../queue/event-queue';
+import { archiveObjectKey } from '../shared/archive-layout';
+import { type ClaimRecord, ClaimStatus, isExpired, isLeaseLive } from '../store/claim';
+import { type ArchivedEvent, queueMessageOf } from '../store/payload-archive';
+import type { SweepStore } from '../store/sweep-store';
+import { STUCK_SHARD } from '../store/unfinished-index';
+import type { SweeperSettings } from './settings';
+
+export interface SweeperLog {
+  info(message: string, details: Record<string, unknown>): void;
+  warn(message: string, details: Record<string, unknown>): void;
+  error(message: string, details: Record<string, unknown>): void;
+}
+
+export interface StoredBodies {
+  /** The archived event at `objectKey`, or undefined when there is none. */
+  find(objectKey: string): Promise<ArchivedEvent | undefined>;
+}
+
+export interface SweeperDeps {
+  readonly claims: Pick<
+    SweepStore,
+    'listDue' | 'get' | 'defer' | 'requeue' | 'dueNow' | 'markStuck' | 'dropExpired' | 'countStuck'
+  >;
+  readonly queue: EventQueue;
+  /** Absent when the stack has no archive bucket: nothing can be re-sent, stale claims are reported. */
+  readonly archive?: StoredBodies;
+  readonly settings: Pick<
+    SweeperSettings,
+    'receivedGraceMs' | 'processingGraceMs' | 'enqueuedStaleMs' | 'maxRequeues' | 'maxClaimsPerRun'
+  >;
+  readonly log: SweeperLog;
+  readonly clock?: () => number;
+}
+
+export interface StuckReport {
+  readonly key: string;
+  readonly status: string;
+  readonly reason: string;
+}
+
+export interface SweepReport {
+  /** Due claims read from the index. */
+  readonly due: number;
+  readonly requeued: readonly string[];
+  readonly reported: readonly StuckReport[];
+  /** Held or not stale yet: due again later. */
+  readonly deferred: number;
+  /** Finished, gone, or moved by someone else while the sweeper looked. */
+  readonly skipped: number;
+  /** Expired claims taken out of the index. */
+  readonly dropped: number;
+  /** Claims that failed to sweep (an AWS error): due again, retried next run. */
+  readonly errors: number;
+  /** Live claims reported stuck after this run, these included. */
+  readonly stuck: number;
+  /** More claims were due than `maxClaimsPerRun`. */
+  readonly truncated: boolean;
+}
+
+export type Verdict =
+  | { readonly kind: 'skip' }
+  | { readonly kind: 'drop' }
+  | { readonly kind: 'defer'; readonly until: number }
+  | { readonly kind: 'recover' };
+
+/** Claims swept at once. */
+const CONCURRENCY = 8;
+
+/** What to do with a claim the index says is due. Pure. */
+export function judge(
+  claim: ClaimRecord | undefined,
+  nowMs: number,
+  settings: SweeperDeps['settings'],
+): Verdict {
+  if (claim === undefined) return { kind: 'skip' };
+  if (isExpired(claim, nowMs)) return { kind: 'drop' };
+  if (claim.sweepShard === undefined || claim.sweepShard === STUCK_SHARD || claim.sweepAt === undefined)
+    return { kind: 'skip' };
+  let staleAt: number;
+  switch (claim.status) {
+    case ClaimStatus.Received:
+      staleAt = (claim.leaseExpiresAt ?? claim.sweepAt) + settings.receivedGraceMs;
+      break;
+    case ClaimStatus.Processing:
+      staleAt = (claim.leaseExpiresAt ?? claim.sweepAt) + settings.processingGraceMs;
+      break;
+    case ClaimStatus.Enqueued: {
+      const queuedAt = Date.parse(claim.lastSweptAt ?? claim.enqueuedAt ?? '');
+      staleAt = (Number.isNaN(queuedAt) ? claim.sweepAt : queuedAt) + settings.enqueuedStaleMs;
+      break;
+    }
+    default:
+      // DONE and FAILED left the index a moment ago; an unknown status is never touched blindly.
+      return { kind: 'skip' };
+  }
+  if (isLeaseLive(claim, nowMs) || staleAt > nowMs) return { kind: 'defer', until: staleAt };
+  return { kind: 'recover' };
+}
+
+/** Why a stale claim could not be recovered, for the operator reading `webhooks stuck`. */
+export function stuckReason(claim: ClaimRecord, cause: 'no-body' | 'requeue-limit'): string {
+  const last = claim.lastError ? ` Last error: ${claim.lastError}` : '';
+  if (cause === 'requeue-limit')
+    return `The sweeper sent this event again ${claim.sweeps ?? 0} times and it is still ${claim.status}: look at the processor's logs and the DLQ.${last}`;
+  switch (claim.status) {
+    case ClaimStatus.Received:
+      return `Accepted but never queued (the receiver stopped or its send failed), and the body was not stored (it was small enough to travel in the queue message): only a provider retry can bring it back.${last}`;
+    case ClaimStatus.Enqueued:
+      return `Queued at ${claim.enqueuedAt ?? '?'} and no processor has taken it since; the body is only in the queue message, which may still be behind a backlog or may be gone (check the DLQ).${last}`;
+    default:
+      return `The processing lease ran out at ${claim.leaseExpiresAt ? new Date(claim.leaseExpiresAt).toISOString() : '?'} and no redelivery took the event (its last attempt probably timed out, so the message is in the DLQ), and no stored body was found: redrive the DLQ.${last}`;
+  }
+}
+
+/** Where the event's body may be stored: the claim's archive key, else where a claim check would put it. */
+export function bodyKeys(claim: ClaimRecord): string[] {
+  const derived = archiveObjectKey(claim.provider, claim.firstSeenAt, claim.pk);
+  return claim.archiveKey && claim.archiveKey !== derived ? [claim.archiveKey, derived] : [derived];
+}
+
+export async function sweep(deps: SweeperDeps): Promise<SweepReport> {
+  const clock = deps.clock ?? Date.now;
+  const { settings, claims, log } = deps;
+  const due = await claims.listDue(clock(), settings.maxClaimsPerRun);
+  const requeued: string[] = [];
+  const reported: StuckReport[] = [];
+  let deferred = 0;
+  let skipped = 0;
+  let dropped = 0;
+  let errors = 0;
+
+  const sweepOne = async (pk: string): Promise<void> => {
+    const claim = await claims.get(pk);
+    const now = clock();
+    const verdict = judge(claim, now, settings);
+    if (verdict.kind === 'skip' || claim === undefined) {
+      skipped++;
+      return;
+    }
+    if (verdict.kind === 'drop') {
+      await claims.dropExpired(pk, now);
+      dropped++;
+      return;
+    }
+    if (verdict.kind === 'defer') {
+      if (await claims.defer(claim, verdict.until, now)) deferred++;
+      else skipped++;
+      return;
+    }
+    const report = async (cause: 'no-body' | 'requeue-limit') => {
+      const reason = stuckReason(claim, cause);
+      if (!(await claims.markStuck(claim, reason, now))) {
+        skipped++;
+        return;
+      }
+      reported.push({ key: pk, status: claim.status, reason });
+      log.error('claim is stuck: the sweeper cannot recover it', {
+        key: pk,
+        status: claim.status,
+        provider: claim.provider,
+        eventId: claim.eventId,
+        reason,
+      });
+    };
+    if ((claim.sweeps ?? 0) >= settings.maxRequeues) return report('requeue-limit');
+    const body = await findBody(claim, deps);
+    if (body === undefined) return report('no-body');
+    const nextLook = now + settings.enqueuedStaleMs;
+    if (!(await claims.requeue(claim, body.objectKey, nextLook, now))) {
+      skipped++;
+      return;
+    }
+    try {
+      await deps.queue.send(JSON.stringify(queueMessageOf(body.archived, body.objectKey)));
+    } catch (error) {
+      // ENQUEUED with no message: due again now, so the next run sends it.
+      await claims.dueNow(pk, nextLook, now, `sweeper send failed: ${String(error)}`);
+      throw error;
+    }
+    requeued.push(pk);
+    log.warn('stuck claim recovered: its event was sent to the queue again', {
+      key: pk,
+      was: claim.status,
+      provider: claim.provider,
+      eventId: claim.eventId,
+      from: body.objectKey,
+      sweeps: (claim.sweeps ?? 0) + 1,
+    });
+  };
+
+  const keys = due.claims.map((c) => c.pk);
+  for (let i = 0; i < keys.length; i += CONCURRENCY) {
+    const results = await Promise.allSettled(keys.slice(i, i + CONCURRENCY).map(sweepOne));
+    results.forEach((result, j) => {
+      if (result.status === 'fulfilled') return;
+      errors++;
+      log.error('could not sweep a claim; the next run tries again', {
+        key: keys[i + j],
+        error: String(result.reason),
+      });
+    });
+  }
+  const stuck = await claims.countStuck(clock());
+  return {
+    due: keys.length,
+    requeued,
+    reported,
+    deferred,
+    skipped,
+    dropped,
+    errors,
+    stuck,
+    truncated: due.truncated,
+  };
+}
+
+async function findBody(
+  claim: ClaimRecord,
+  deps: SweeperDeps,
+): Promise<{ archived: ArchivedEvent; objectKey: string } | undefined> {
+  if (!deps.archive) return undefined;
+  for (const objectKey of bodyKeys(claim)) {
+    const archived = await deps.archive.find(objectKey);
+    if (archived === undefined) continue;
+    if (archived.key !== claim.pk) {
+      deps.log.warn('a stored body belongs to another event; not sending it', {
+        key: claim.pk,
+        objectKey,
+        holds: archived.key,
+      });
+      continue;
+    }
+    return { archived, objectKey };
+  }
+  return undefined;
+}

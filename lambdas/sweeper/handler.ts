@@ -1,0 +1,73 @@
+/**
+ * The sweeper Lambda, run on a schedule (EventBridge rule in the stack; a timer in `npm start`).
+ * One run: sweep the due unfinished claims (./core.ts), log a summary line, emit the StuckClaims
+ * gauge and the counts as EMF metrics. A run that throws is retried by the next one: nothing it
+ * left half done is lost (every step is fenced and repeat-safe).
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { SqsEventQueue } from '../queue/event-queue';
+import { METRIC_NAMESPACE, SWEEPER_SERVICE, SweeperMetric } from '../shared/metric-names';
+import { S3PayloadArchive } from '../store/payload-archive';
+import { SweepStore } from '../store/sweep-store';
+import { type SweeperDeps, type SweepReport, sweep } from './core';
+import { loadSweeperSettings } from './settings';
+
+export interface SweeperHandlerOptions {
+  readonly deps: () => Omit<SweeperDeps, 'log'>;
+  readonly logger?: Logger;
+  readonly metrics?: Metrics;
+}
+
+export function createSweeperHandler(options: SweeperHandlerOptions): () => Promise<SweepReport> {
+  const logger = options.logger ?? new Logger({ serviceName: SWEEPER_SERVICE });
+  const metrics =
+    options.metrics ?? new Metrics({ namespace: METRIC_NAMESPACE, serviceName: SWEEPER_SERVICE });
+  let deps: SweeperDeps | undefined;
+  return async () => {
+    const ready: SweeperDeps = deps ?? { ...options.deps(), log: logger };
+    deps = ready;
+    const report = await sweep(ready);
+    metrics.addMetric(SweeperMetric.StuckClaims, MetricUnit.Count, report.stuck);
+    metrics.addMetric(SweeperMetric.RequeuedClaims, MetricUnit.Count, report.requeued.length);
+    metrics.addMetric(SweeperMetric.NewlyStuckClaims, MetricUnit.Count, report.reported.length);
+    metrics.publishStoredMetrics();
+    const summary = {
+      due: report.due,
+      requeued: report.requeued.length,
+      newlyStuck: report.reported.length,
+      stuck: report.stuck,
+      deferred: report.deferred,
+      skipped: report.skipped,
+      dropped: report.dropped,
+      errors: report.errors,
+      truncated: report.truncated,
+    };
+    if (report.errors > 0 || report.truncated)
+      logger.warn('sweep finished with claims left for the next run', summary);
+    else logger.info('sweep finished', summary);
+    return report;
+  };
+}
+
+function defaultDeps(): Omit<SweeperDeps, 'log'> {
+  const settings = loadSweeperSettings();
+  return {
+    settings,
+    claims: new SweepStore(new DynamoDBClient({ maxAttempts: 5 }), settings.claimsTableName),
+    queue: new SqsEventQueue({ client: new SQSClient({ maxAttempts: 5 }), queueUrl: settings.eventQueueUrl }),
+    ...(settings.archiveBucket
+      ? {
+          archive: new S3PayloadArchive(
+            new S3Client({ maxAttempts: 3, forcePathStyle: settings.archiveForcePathStyle }),
+            settings.archiveBucket,
+          ),
+        }
+      : {}),
+  };
+}
+
+export const handler = createSweeperHandler({ deps: defaultDeps });
