@@ -13,6 +13,7 @@ import { PROVIDERS } from '../lambdas/providers';
 import type { ProviderId } from '../lambdas/providers/types';
 import { joinKey } from '../lambdas/shared/keys';
 import { type ClaimRecord, ClaimStatus } from '../lambdas/store/claim';
+import { pendingShard } from '../lambdas/store/unfinished-index';
 import { describeAwsError } from './errors';
 import { aws, type StackContext } from './stack';
 
@@ -166,13 +167,18 @@ export async function reopenDoneClaim(stack: StackContext, key: string): Promise
       new UpdateCommand({
         TableName: table,
         Key: { pk: key },
-        UpdateExpression: 'SET #status = :enqueued, replan = :true',
+        // Unfinished again: back in the sweeper's index, due when a lost replay would be stale.
+        UpdateExpression:
+          'SET #status = :enqueued, replan = :true, enqueuedAt = :now, sweepShard = :shard, sweepAt = :nowMs',
         ConditionExpression: '#status = :done AND expiresAt > :nowS',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':enqueued': ClaimStatus.Enqueued,
           ':done': ClaimStatus.Done,
           ':true': true,
+          ':now': new Date().toISOString(),
+          ':shard': pendingShard(key),
+          ':nowMs': Date.now(),
           ':nowS': Math.floor(Date.now() / 1000),
         },
       }),

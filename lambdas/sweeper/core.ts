@@ -101,8 +101,11 @@ export function judge(
       staleAt = (claim.leaseExpiresAt ?? claim.sweepAt) + settings.processingGraceMs;
       break;
     case ClaimStatus.Enqueued: {
-      const queuedAt = Date.parse(claim.lastSweptAt ?? claim.enqueuedAt ?? '');
-      staleAt = (Number.isNaN(queuedAt) ? claim.sweepAt : queuedAt) + settings.enqueuedStaleMs;
+      // When it was last queued: by the receiver, a replay, or a sweep.
+      const times = [claim.enqueuedAt, claim.lastSweptAt]
+        .map((t) => Date.parse(t ?? ''))
+        .filter((t) => !Number.isNaN(t));
+      staleAt = (times.length ? Math.max(...times) : claim.sweepAt) + settings.enqueuedStaleMs;
       break;
     }
     default:
