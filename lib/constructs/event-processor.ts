@@ -37,6 +37,10 @@ export interface EventProcessorProps {
   readonly maxReceiveCount: number;
   readonly batchSize: number;
   readonly maxBatchingWindow: Duration;
+  /** Concurrent invocations the event source mapping may run (`ScalingConfig.MaximumConcurrency`). */
+  readonly maxConcurrency: number;
+  /** Concurrency reserved for (and capping) the processor. @default none (the unreserved pool) */
+  readonly reservedConcurrency?: number;
   readonly ledgerUrl?: string;
   readonly mailerUrl?: string;
   readonly extraEnvironment?: Readonly<Record<string, string>>;
@@ -88,6 +92,9 @@ export class EventProcessor extends Construct {
       timeout: props.timeout,
       // As for the receiver: more memory is more CPU, and the batch is processed in one process.
       memorySize: props.memorySize,
+      ...(props.reservedConcurrency === undefined
+        ? {}
+        : { reservedConcurrentExecutions: props.reservedConcurrency }),
       logRetention: props.logRetention,
       environment: {
         CLAIMS_TABLE_NAME: props.claimsTable.tableName,
@@ -155,6 +162,10 @@ export class EventProcessor extends Construct {
         batchSize: props.batchSize,
         maxBatchingWindow: props.maxBatchingWindow,
         reportBatchItemFailures: true,
+        // The poller stops receiving at this many concurrent batches instead of scaling towards
+        // 1,000 and taking the account's concurrency from the receiver (docs/capacity.md).
+        // https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html
+        maxConcurrency: props.maxConcurrency,
       }),
     );
   }

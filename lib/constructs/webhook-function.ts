@@ -35,6 +35,11 @@ export interface WebhookFunctionProps {
   readonly memorySize: number;
   readonly logRetention: logs.RetentionDays;
   readonly environment: Readonly<Record<string, string>>;
+  /**
+   * Concurrency reserved for this function, which is also its ceiling.
+   * @default none: the function draws on the account's unreserved pool
+   */
+  readonly reservedConcurrentExecutions?: number;
 }
 
 /** A NodejsFunction with the project's runtime, bundling, log group and an empty role. */
@@ -67,6 +72,9 @@ export class WebhookFunction extends Construct {
       architecture: lambda.Architecture.ARM_64,
       timeout: props.timeout,
       memorySize: props.memorySize,
+      ...(props.reservedConcurrentExecutions === undefined
+        ? {}
+        : { reservedConcurrentExecutions: props.reservedConcurrentExecutions }),
       role: this.role,
       logGroup: this.logGroup,
       projectRoot: PROJECT_ROOT,

@@ -43,6 +43,8 @@ export interface WebhookIngestProps {
   readonly claimCheckThresholdBytes: number;
   readonly throttlingRateLimit: number;
   readonly throttlingBurstLimit: number;
+  /** Concurrency reserved for (and capping) the receiver. @default none (the unreserved pool) */
+  readonly reservedConcurrency?: number;
   readonly logRetention: logs.RetentionDays;
 }
 
@@ -67,6 +69,9 @@ export class WebhookIngest extends Construct {
       // CPU scales with memory: 512 MB keeps the HMAC, JSON parsing and TLS set-up off the
       // latency path at a cost of cents; the function itself needs far less.
       memorySize: props.memorySize,
+      ...(props.reservedConcurrency === undefined
+        ? {}
+        : { reservedConcurrentExecutions: props.reservedConcurrency }),
       logRetention: props.logRetention,
       environment: {
         CLAIMS_TABLE_NAME: props.claimsTable.tableName,
