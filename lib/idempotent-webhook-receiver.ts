@@ -20,6 +20,8 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { PROVIDER_IDS, type ProviderId } from '../lambdas/providers/types';
 import { CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES, SQS_MAX_MESSAGE_BYTES } from '../lambdas/shared/payload-limits';
+import { SWEEPER_DEFAULTS } from '../lambdas/sweeper/settings';
+import { ClaimSweeper } from './constructs/claim-sweeper';
 import { EventProcessor } from './constructs/event-processor';
 import { PayloadArchive } from './constructs/payload-archive';
 import { type ProviderSettingsOptions, providerSettingsJson } from './constructs/provider-settings';
@@ -130,6 +132,21 @@ export interface IdempotentWebhookReceiverProps {
    * @default 65536
    */
   readonly claimCheckThresholdBytes?: number;
+  /**
+   * How often the sweeper looks for claims stuck in RECEIVED, ENQUEUED or PROCESSING (whole minutes,
+   * 1 to 60). Each run queries the index of unfinished claims once per shard (32 queries, about 16
+   * read units when nothing is due).
+   * @default Duration.minutes(5)
+   */
+  readonly sweepInterval?: Duration;
+  /**
+   * An ENQUEUED claim no processor has taken for this long is sent again from its stored body, or
+   * reported stuck when it has none. Longer than any backlog you expect: a claim still queued behind
+   * one gets an extra copy (absorbed) or a stuck report that clears when it is processed. At least
+   * 15 minutes.
+   * @default Duration.hours(1)
+   */
+  readonly stuckEnqueuedAfter?: Duration;
   /** Tables, secrets and the archive bucket when removed from the stack. @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy;
   /** Subscribed (by email) to the alarm topic. @default no subscription */
@@ -170,6 +187,15 @@ export const PROCESSOR_DEFAULTS = {
 /** The event source mapping's `ScalingConfig.MaximumConcurrency` range (AWS Lambda API, ScalingConfig). */
 export const ESM_MAX_CONCURRENCY_RANGE = { min: 2, max: 1_000 } as const;
 
+export const SWEEPER_PROP_DEFAULTS = {
+  interval: Duration.minutes(5),
+  stuckEnqueuedAfter: Duration.hours(1),
+  /** After the receiver lease: a provider retry usually comes first; the sweeper does not wait for one longer. */
+  receivedGrace: Duration.seconds(SWEEPER_DEFAULTS.receivedGraceSeconds),
+  /** Added to the queue's visibility timeout: a released claim's redelivery comes within it. */
+  processingMargin: Duration.minutes(1),
+} as const;
+
 export class IdempotentWebhookReceiverPropsError extends Error {
   override readonly name = 'IdempotentWebhookReceiverPropsError';
 }
@@ -187,6 +213,8 @@ export class IdempotentWebhookReceiver extends Construct {
   public readonly stage: apigwv2.HttpStage;
   public readonly receiverFunction: lambda.IFunction;
   public readonly processorFunction: lambda.IFunction;
+  /** Runs every `sweepInterval`: recovers or reports stuck claims. */
+  public readonly sweeperFunction: lambda.IFunction;
   /** One secret per provider, holding `{"current":"REPLACE_ME"}` until the operator sets it. */
   public readonly secrets: Readonly<Record<ProviderId, secretsmanager.Secret>>;
   public readonly alarmTopic: sns.Topic;
@@ -276,7 +304,21 @@ export class IdempotentWebhookReceiver extends Construct {
       );
     }
 
+    const sweepInterval = props.sweepInterval ?? SWEEPER_PROP_DEFAULTS.interval;
+    const sweeper = new ClaimSweeper(this, 'Sweeping', {
+      claimsTable: tables.claims,
+      eventQueue: processing.queue,
+      archiveBucket: archive.bucket,
+      interval: sweepInterval,
+      receivedGrace: SWEEPER_PROP_DEFAULTS.receivedGrace,
+      processingGrace: processing.visibilityTimeout.plus(SWEEPER_PROP_DEFAULTS.processingMargin),
+      enqueuedStaleAfter: props.stuckEnqueuedAfter ?? SWEEPER_PROP_DEFAULTS.stuckEnqueuedAfter,
+      logRetention,
+    });
+
     const alarms = new WebhookAlarms(this, 'Alarms', {
+      sweeper: sweeper.function,
+      sweepInterval,
       api: ingest.api,
       accessLogGroup: ingest.accessLogGroup,
       processor: processing.processor,
@@ -309,6 +351,7 @@ export class IdempotentWebhookReceiver extends Construct {
     this.stage = ingest.stage;
     this.receiverFunction = ingest.receiver;
     this.processorFunction = processing.processor;
+    this.sweeperFunction = sweeper.function;
     this.secrets = secrets.secrets;
     this.alarmTopic = alarms.topic;
     this.alarms = alarms.alarms;
@@ -356,6 +399,14 @@ function checkProps(values: {
     (!Number.isInteger(threshold) || threshold < 1_024 || threshold > SQS_MAX_MESSAGE_BYTES)
   )
     fail(`claimCheckThresholdBytes must be an integer from 1024 to ${SQS_MAX_MESSAGE_BYTES}`);
+  const interval = props.sweepInterval;
+  if (interval !== undefined) {
+    const minutes = interval.toSeconds() / 60;
+    if (!Number.isInteger(minutes) || minutes < 1 || minutes > 60)
+      fail(`sweepInterval must be whole minutes from 1 to 60, got ${interval.toSeconds()} s`);
+  }
+  if (props.stuckEnqueuedAfter !== undefined && props.stuckEnqueuedAfter.toSeconds() < 15 * 60)
+    fail(`stuckEnqueuedAfter must be at least 15 minutes, got ${props.stuckEnqueuedAfter.toSeconds()} s`);
   for (const [name, value] of [
     ['throttlingRateLimit', props.throttlingRateLimit],
     ['throttlingBurstLimit', props.throttlingBurstLimit],

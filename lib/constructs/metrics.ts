@@ -19,6 +19,8 @@ import {
   type ProcessorMetric,
   RECEIVER_SERVICE,
   ReceiverMetric,
+  SWEEPER_SERVICE,
+  type SweeperMetric,
 } from '../../lambdas/shared/metric-names';
 
 const SERVICE_DIMENSION = 'service';
@@ -183,5 +185,19 @@ export function processorOutcomeTotal(name: ProcessorMetricName, period = Durati
     expression: `SUM(SEARCH('{${METRIC_NAMESPACE},${SERVICE_DIMENSION},${PROVIDER_DIMENSION}} ${SERVICE_DIMENSION}="${PROCESSOR_SERVICE}" MetricName="${name}"', 'Sum', ${period.toSeconds()}))`,
     period,
     label: name,
+  });
+}
+
+export type SweeperMetricName = (typeof SweeperMetric)[keyof typeof SweeperMetric];
+
+/** A sweeper metric: dimension `service` only (one run covers every provider). */
+export function sweeperMetric(metricName: SweeperMetricName, window: MetricWindow = {}): cloudwatch.Metric {
+  return new cloudwatch.Metric({
+    namespace: METRIC_NAMESPACE,
+    metricName,
+    dimensionsMap: { [SERVICE_DIMENSION]: SWEEPER_SERVICE },
+    period: window.period ?? Duration.minutes(5),
+    statistic: window.statistic ?? cloudwatch.Stats.MAXIMUM,
+    ...(window.label ? { label: window.label } : {}),
   });
 }

@@ -23,6 +23,7 @@ import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types';
 import {
   METRIC_NAMESPACE,
   OVERSIZED_DELIVERIES_METRIC,
+  SweeperMetric,
   THROTTLED_DELIVERIES_METRIC,
 } from '../../lambdas/shared/metric-names';
 import {
@@ -33,6 +34,7 @@ import {
   invalidSignatureRatio,
   queueOldestMessageAge,
   queueVisibleMessages,
+  sweeperMetric,
 } from './metrics';
 
 export type AlarmSeverity = 'critical' | 'warning';
@@ -97,6 +99,10 @@ export interface WebhookAlarmsProps {
   /** The API's access log: oversized deliveries are counted from it. @default no oversized alarm */
   readonly accessLogGroup?: logs.ILogGroup;
   readonly processor: lambda.IFunction;
+  /** The claim sweeper: its StuckClaims gauge and its errors are alarmed. @default no sweeper alarms */
+  readonly sweeper?: lambda.IFunction;
+  /** How often the sweeper runs: the StuckClaims alarm's period is at least this. @default Duration.minutes(5) */
+  readonly sweepInterval?: Duration;
   readonly eventQueue: sqs.IQueue;
   readonly deadLetterQueue: sqs.IQueue;
   /** @default defaults for every provider */
@@ -316,7 +322,46 @@ export function alarmDefinitions(props: WebhookAlarmsProps): AlarmDefinition[] {
       treatMissingData: NOT_BREACHING,
     },
   );
+  if (props.sweeper) definitions.push(...sweeperAlarms(props.sweeper, props.sweepInterval ?? FIVE_MINUTES));
   return definitions;
+}
+
+function sweeperAlarms(sweeper: lambda.IFunction, interval: Duration): AlarmDefinition[] {
+  // The gauge comes once per run: a period shorter than the interval would see gaps as "OK".
+  const period = interval.toSeconds() > FIVE_MINUTES.toSeconds() ? interval : FIVE_MINUTES;
+  return [
+    {
+      id: 'StuckClaims',
+      severity: 'critical',
+      summary:
+        'The sweeper found claims it cannot recover by itself: accepted events that are not applied and have no stored body to send again.',
+      runbook:
+        'List them with `webhooks stuck` (key, status, reason). RECEIVED: never queued and not stored; a ' +
+        'provider retry recovers it (Stripe, Shopify retry; GitHub: redeliver from its UI). ENQUEUED: queued ' +
+        'but never processed; check the DLQ and the processing-lag alarm (a long backlog also shows here and ' +
+        'clears as it drains). PROCESSING: the last attempt died and the message is in the DLQ: redrive it. ' +
+        'Each report clears itself when the claim is taken over, replayed to DONE, or its TTL passes.',
+      metric: sweeperMetric(SweeperMetric.StuckClaims, { period, statistic: cloudwatch.Stats.MAXIMUM }),
+      threshold: 1,
+      comparisonOperator: GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      // No data: the sweeper did not run (SweeperErrors says why), not a stuck claim.
+      treatMissingData: NOT_BREACHING,
+    },
+    {
+      id: 'SweeperErrors',
+      severity: 'warning',
+      summary: 'A sweeper run failed: stuck claims are not being recovered or reported until it runs again.',
+      runbook:
+        'Read the error in the sweeper log group (a permission, a throttled table, a bad setting). Nothing is ' +
+        'lost: every claim the run did not finish is due again for the next run.',
+      metric: functionErrors(sweeper, period),
+      threshold: 1,
+      comparisonOperator: GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: NOT_BREACHING,
+    },
+  ];
 }
 
 /**

@@ -181,8 +181,30 @@ describe('webhook alarms', () => {
     });
   });
 
-  it('creates 22 alarms: 3 per provider (GitHub 2) and 8 for the pipeline', () => {
-    expect(Object.keys(alarms)).toHaveLength(22);
+  it('alarms on the first claim the sweeper reports stuck, from its gauge (service dimension only)', () => {
+    expect(alarm('StuckClaims')).toMatchObject({
+      Namespace: 'IdempotentWebhooks',
+      MetricName: 'StuckClaims',
+      Dimensions: [{ Name: 'service', Value: 'webhook-sweeper' }],
+      Statistic: 'Maximum',
+      Period: 300,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it('alarms on a failed sweeper run', () => {
+    expect(alarm('SweeperErrors')).toMatchObject({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Errors',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: s.logicalId(s.stack.webhooks.sweeperFunction) } }],
+      Threshold: 1,
+    });
+  });
+
+  it('creates 24 alarms: 3 per provider (GitHub 2) and 10 for the pipeline', () => {
+    expect(Object.keys(alarms)).toHaveLength(24);
   });
 
   it('counts throttled (429) deliveries from the access log and alarms on the first; 4xx by rate', () => {

@@ -1,0 +1,105 @@
+/**
+ * The sweeper: a Lambda run on a schedule (EventBridge rule) that recovers or reports claims stuck
+ * in RECEIVED, ENQUEUED or PROCESSING (lambdas/sweeper/core.ts). It reads the claims table's sparse
+ * index of unfinished claims, never the whole table, and sends events again from the archive bucket.
+ */
+import { type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { ARCHIVE_PREFIX } from '../../lambdas/shared/archive-layout';
+import { SWEEPER_SERVICE } from '../../lambdas/shared/metric-names';
+import { UNFINISHED_INDEX } from '../../lambdas/store/unfinished-index';
+import { SWEEPER_DEFAULTS } from '../../lambdas/sweeper/settings';
+import { projectPath, WebhookFunction } from './webhook-function';
+
+export interface ClaimSweeperProps {
+  readonly claimsTable: dynamodb.ITable;
+  readonly eventQueue: sqs.IQueue;
+  readonly archiveBucket: s3.IBucket;
+  /** How often the sweeper runs. */
+  readonly interval: Duration;
+  /** A RECEIVED claim is stale this long after its receiver lease ran out. */
+  readonly receivedGrace: Duration;
+  /** A PROCESSING claim is stale this long after its lease ran out: longer than the queue's visibility timeout. */
+  readonly processingGrace: Duration;
+  /** An ENQUEUED claim no processor has taken for this long is stale. */
+  readonly enqueuedStaleAfter: Duration;
+  readonly logRetention: logs.RetentionDays;
+}
+
+export class ClaimSweeper extends Construct {
+  public readonly function: lambda.IFunction;
+  public readonly rule: events.Rule;
+
+  constructor(scope: Construct, id: string, props: ClaimSweeperProps) {
+    super(scope, id);
+    const sweeper = new WebhookFunction(this, 'Sweeper', {
+      entry: projectPath('lambdas/sweeper/handler.ts'),
+      description: 'Recovers or reports webhook claims stuck in RECEIVED, ENQUEUED or PROCESSING',
+      // 500 claims per run at 8 at a time is seconds; the margin covers a slow S3 read or two.
+      timeout: Duration.minutes(2),
+      memorySize: 256,
+      logRetention: props.logRetention,
+      environment: {
+        POWERTOOLS_SERVICE_NAME: SWEEPER_SERVICE,
+        CLAIMS_TABLE_NAME: props.claimsTable.tableName,
+        EVENT_QUEUE_URL: props.eventQueue.queueUrl,
+        ARCHIVE_BUCKET_NAME: props.archiveBucket.bucketName,
+        SWEEP_RECEIVED_GRACE_SECONDS: String(props.receivedGrace.toSeconds()),
+        SWEEP_PROCESSING_GRACE_SECONDS: String(props.processingGrace.toSeconds()),
+        SWEEP_ENQUEUED_STALE_SECONDS: String(props.enqueuedStaleAfter.toSeconds()),
+        SWEEP_MAX_REQUEUES: String(SWEEPER_DEFAULTS.maxRequeues),
+        SWEEP_MAX_CLAIMS_PER_RUN: String(SWEEPER_DEFAULTS.maxClaimsPerRun),
+      },
+    });
+    sweeper.role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+        resources: [props.claimsTable.tableArn],
+      }),
+    );
+    // The index only: no Scan, no Query on the table itself.
+    sweeper.role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: [`${props.claimsTable.tableArn}/index/${UNFINISHED_INDEX}`],
+      }),
+    );
+    sweeper.role.addToPolicy(
+      new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [props.eventQueue.queueArn] }),
+    );
+    sweeper.role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:GetObject'],
+        resources: [props.archiveBucket.arnForObjects(`${ARCHIVE_PREFIX}/*`)],
+      }),
+    );
+    // Without ListBucket, S3 answers a GET of a missing object with 403 instead of 404 (NoSuchKey),
+    // and "no stored body" could not be told from a denied read.
+    // https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html#API_GetObject_Permissions
+    sweeper.role.addToPolicy(
+      new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [props.archiveBucket.bucketArn] }),
+    );
+    const bucketLogicalId = Stack.of(this).getLogicalId(props.archiveBucket.node.defaultChild as CfnElement);
+    Validations.of(sweeper.role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${ARCHIVE_PREFIX}/*]`,
+      reason:
+        'The sweeper reads the stored body of the one event it re-sends; object names are per event, so GetObject is scoped to the archive prefix of this one bucket.',
+    });
+    this.function = sweeper.function;
+
+    this.rule = new events.Rule(this, 'Schedule', {
+      description: 'Runs the claim sweeper',
+      schedule: events.Schedule.rate(props.interval),
+      // A failed run is not retried: the next scheduled run sweeps the same claims again.
+      targets: [new targets.LambdaFunction(sweeper.function, { retryAttempts: 0 })],
+    });
+  }
+}
