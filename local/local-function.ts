@@ -125,6 +125,14 @@ export class LocalFunction {
         };
         const onExit = () => {
           cleanup();
+          // A crashed execution environment is replaced too, as Lambda does, unless stopping.
+          if (!this.stopped) {
+            const index = this.workers.indexOf(worker);
+            const replacement = this.spawnWorker();
+            replacement.busy = true;
+            if (index >= 0) this.workers[index] = replacement;
+            worker = replacement;
+          }
           reject(new Error(`${this.options.name} process exited during an invocation`));
         };
         const cleanup = () => {

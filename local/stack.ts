@@ -29,6 +29,7 @@ import {
 } from './emulators';
 import { type HttpRoute, startHttpApi } from './http-api';
 import { LocalFunction } from './local-function';
+import { LOCAL_SCHEDULE_DEFAULT_SECONDS, scheduledTargets, startSchedules } from './schedules';
 import { SqsPoller } from './sqs-poller';
 import {
   assetDirectory,
@@ -200,6 +201,19 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
       poller.start();
       stoppers.push(() => poller.stop());
     }
+
+    // Scheduled rules (the sweeper): invoked on a short local period.
+    const stopSchedules = startSchedules(
+      scheduledTargets(
+        template,
+        resolver,
+        (arn) =>
+          [...resources.entries()].find(([id, r]) => functions.has(id) && r.attributes?.Arn === arn)?.[0],
+      ),
+      (id, event) => functions.get(id)?.invoke(event) ?? Promise.resolve(undefined),
+      { periodSeconds: knob(env, 'LOCAL_SWEEP_INTERVAL_SECONDS') ?? LOCAL_SCHEDULE_DEFAULT_SECONDS, log },
+    );
+    stoppers.push(stopSchedules);
 
     // The HTTP API's routes.
     const routes: HttpRoute[] = [];
@@ -377,6 +391,14 @@ interface LocalEnvironmentContext {
   readonly faultStateDirectory: string;
 }
 
+/** Sweeper settings a local run may override from its environment. */
+const SWEEPER_OVERRIDES = [
+  'SWEEP_RECEIVED_GRACE_SECONDS',
+  'SWEEP_PROCESSING_GRACE_SECONDS',
+  'SWEEP_ENQUEUED_STALE_SECONDS',
+  'SWEEP_MAX_REQUEUES',
+] as const;
+
 /** The function's template environment, adapted to run against the local servers. */
 export function localEnvironment(
   variables: Readonly<Record<string, string>>,
@@ -404,6 +426,10 @@ export function localEnvironment(
   }
   if (context.maxReceiveOverride !== undefined && 'MAX_RECEIVE_COUNT' in result) {
     result.MAX_RECEIVE_COUNT = String(context.maxReceiveOverride);
+  }
+  // The sweeper's graces, shortened for a local run or a test (docs/rules.md, "The sweeper").
+  for (const name of SWEEPER_OVERRIDES) {
+    if (name in result && env[name]?.trim()) result[name] = String(env[name]).trim();
   }
   if (env.FAULT_POINTS) {
     result.FAULT_POINTS = env.FAULT_POINTS;

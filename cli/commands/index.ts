@@ -5,12 +5,14 @@ import { dlqListCommand, dlqRedriveCommand } from './dlq';
 import { inspectCommand } from './inspect';
 import { replayCommand } from './replay';
 import { sendCommand } from './send';
+import { stuckCommand } from './stuck';
 
 export const COMMANDS: readonly Command[] = [
   inspectCommand,
   dlqListCommand,
   dlqRedriveCommand,
   replayCommand,
+  stuckCommand,
   sendCommand,
 ];
 
@@ -19,7 +21,7 @@ export function overview(): string {
   return `usage: webhooks <command> [options]
 
 Operate the idempotent webhook receiver: answer "was it claimed once or twice?", list and redrive
-the dead-letter queue, replay archived events, send signed samples.
+the dead-letter queue, replay archived events, list stuck claims, send signed samples.
 
 commands
 ${commands}

@@ -203,6 +203,7 @@ export async function processMessage(
     ...(message.objectId === undefined ? {} : { objectId: message.objectId }),
     expiresAt: claimTtl,
   };
+  deps.faultPoint?.('processor.beforeClaim', message.eventId);
   const begun = await deps.claims.beginProcessing(claim, lease, clock(), claimTtl);
   if (begun.kind === 'done') return { kind: 'already-done', key: message.key, event: message };
   if (begun.kind === 'busy') throw new ClaimBusyError(message.key);
@@ -220,6 +221,7 @@ export async function processMessage(
         : await deps.archive.put(loaded, begun.claim.firstSeenAt, clock());
     }
     deps.faultPoint?.('processor.afterClaim', event.eventId);
+    deps.faultPoint?.('processor.crashAfterClaim', event.eventId);
     const outcome = await applyEvent(event, begun.claim, lease, archiveKey, deps);
     return { kind: 'done', outcome, key: message.key, event: message };
   } catch (error) {

@@ -10,13 +10,21 @@ import { join } from 'node:path';
 export const FAULT_POINT_NAMES = [
   'receiver.afterClaim',
   'receiver.afterPayloadStored',
+  'processor.beforeClaim',
   'processor.afterClaim',
+  'processor.crashAfterClaim',
   'processor.afterState',
   'processor.beforeLedger',
   'processor.beforeLedgerMarker',
   'processor.afterLedger',
 ] as const;
 export type FaultPointName = (typeof FAULT_POINT_NAMES)[number];
+
+/**
+ * Points that end the process instead of throwing: the worker dies holding its lease, as on a
+ * Lambda timeout or crash (no release, no failure mark; the invocation fails, SQS redelivers).
+ */
+const CRASH_POINTS: ReadonlySet<string> = new Set<FaultPointName>(['processor.crashAfterClaim']);
 
 export class InjectedFaultError extends Error {
   override readonly name = 'InjectedFaultError';
@@ -82,7 +90,12 @@ export function faultInjector(spec: string | undefined, stateDirectory?: string)
     rules.forEach((rule, index) => {
       if (rule.point !== point) return;
       if (rule.match !== undefined && !eventId.includes(rule.match)) return;
-      if (claimFiring(index, rule)) throw new InjectedFaultError(point);
+      if (!claimFiring(index, rule)) return;
+      if (CRASH_POINTS.has(point)) {
+        console.error(`injected crash at ${point}: the process exits`);
+        process.exit(137);
+      }
+      throw new InjectedFaultError(point);
     });
   };
 }

@@ -29,11 +29,15 @@ const SHARD_QUERY_CONCURRENCY = 8;
 export class SweepStore {
   private readonly doc: DynamoDBDocumentClient;
 
+  /** A document client is used as given (the CLI's); a plain client is wrapped. */
   constructor(
-    client: DynamoDBClient,
+    client: DynamoDBClient | DynamoDBDocumentClient,
     readonly tableName: string,
   ) {
-    this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+    this.doc =
+      client instanceof DynamoDBDocumentClient
+        ? client
+        : DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   }
 
   /** Unfinished claims due by `nowMs`, oldest first within each shard, at most `limit` in all. */

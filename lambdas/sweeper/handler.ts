@@ -31,10 +31,6 @@ export function createSweeperHandler(options: SweeperHandlerOptions): () => Prom
     const ready: SweeperDeps = deps ?? { ...options.deps(), log: logger };
     deps = ready;
     const report = await sweep(ready);
-    metrics.addMetric(SweeperMetric.StuckClaims, MetricUnit.Count, report.stuck);
-    metrics.addMetric(SweeperMetric.RequeuedClaims, MetricUnit.Count, report.requeued.length);
-    metrics.addMetric(SweeperMetric.NewlyStuckClaims, MetricUnit.Count, report.reported.length);
-    metrics.publishStoredMetrics();
     const summary = {
       due: report.due,
       requeued: report.requeued.length,
@@ -46,6 +42,17 @@ export function createSweeperHandler(options: SweeperHandlerOptions): () => Prom
       errors: report.errors,
       truncated: report.truncated,
     };
+    // A quiet run (the usual one) emits and logs nothing above debug. The StuckClaims alarm reads
+    // missing data as "not breaching", so a gauge left out when it is 0 alarms the same.
+    const quiet = report.due === 0 && report.stuck === 0 && report.errors === 0;
+    if (quiet) {
+      logger.debug('sweep finished: nothing due', summary);
+      return report;
+    }
+    metrics.addMetric(SweeperMetric.StuckClaims, MetricUnit.Count, report.stuck);
+    metrics.addMetric(SweeperMetric.RequeuedClaims, MetricUnit.Count, report.requeued.length);
+    metrics.addMetric(SweeperMetric.NewlyStuckClaims, MetricUnit.Count, report.reported.length);
+    metrics.publishStoredMetrics();
     if (report.errors > 0 || report.truncated)
       logger.warn('sweep finished with claims left for the next run', summary);
     else logger.info('sweep finished', summary);

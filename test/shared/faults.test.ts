@@ -1,10 +1,27 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { faultInjector, InjectedFaultError, parseFaultPoints } from '../../lambdas/shared/faults';
 
 describe('fault points', () => {
+  it('ends the process at a crash point instead of throwing, as a worker dying holding its lease', () => {
+    const exit = vi.spyOn(process, 'exit').mockImplementation((code) => {
+      throw new Error(`exit ${code}`);
+    });
+    const stderr = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const inject = faultInjector('processor.crashAfterClaim@x:1');
+      expect(() => inject?.('processor.crashAfterClaim', 'evt_y')).not.toThrow();
+      expect(() => inject?.('processor.crashAfterClaim', 'evt_x')).toThrow('exit 137');
+      expect(exit).toHaveBeenCalledWith(137);
+      expect(() => inject?.('processor.crashAfterClaim', 'evt_x')).not.toThrow();
+    } finally {
+      exit.mockRestore();
+      stderr.mockRestore();
+    }
+  });
+
   it('is inert when FAULT_POINTS is unset or blank', () => {
     expect(faultInjector(undefined)).toBeUndefined();
     expect(faultInjector('  ')).toBeUndefined();
