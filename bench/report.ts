@@ -1,5 +1,7 @@
 /** The readable table printed to stdout (and pasted into docs/performance.md). */
+
 import type { BenchResults } from './results';
+import type { SweepCostResult } from './sweeper';
 
 const pad = (value: string, width: number) => value.padEnd(width);
 const padLeft = (value: string, width: number) => value.padStart(width);
@@ -281,6 +283,18 @@ export function renderReport(results: BenchResults): string {
             .join(', '),
         ]),
       ),
+    );
+  }
+  const sweepCost = results.sweepCost;
+  if (sweepCost) {
+    const run = (r: SweepCostResult['quietRun']) =>
+      `${r.readUnits} RRU reported (at most ${r.readUnitsAtLeast} billed), ${r.writeUnits} WRU: ${r.requests.join(', ')}`;
+    out.push(
+      '',
+      `Sweeper: one run over ${sweepCost.finishedClaims} finished claims, ${sweepCost.stuckWithBody} stuck with a stored body and ${sweepCost.stuckWithoutBody} without`,
+      `  due run:   ${run(sweepCost.dueRun)}; ${sweepCost.dueRun.requeued} re-sent, ${sweepCost.dueRun.reported} reported`,
+      `  quiet run: ${run(sweepCost.quietRun)}; every 5 min for 30 days ${usd(sweepCost.quietMonthUsd)}`,
+      `  a Scan instead: ${sweepCost.scanReadUnits} RRU for this table, ${sweepCost.scanReadUnitsPerMillionClaims} RRU per million claims (${usd(sweepCost.scanMillionMonthUsd)} a month every 5 min)`,
     );
   }
   const breakEven = results.claimCheckBreakEven;

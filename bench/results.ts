@@ -5,6 +5,7 @@ import type { CapacityResult, InProcessResult, LogBytesResult, ReceiverLatencyRe
 import { type BreakEven, claimCheckBreakEven, type LargePayloadResult } from './large-payloads';
 import type { LoadResult } from './load';
 import { PRICES, PRICES_AS_OF, PRICES_REGION } from './prices';
+import type { SweepCostResult } from './sweeper';
 
 export interface MachineInfo {
   readonly cpuModel: string;
@@ -31,6 +32,8 @@ export interface BenchSettings {
   readonly logs: number;
   /** Deliveries per large-payload size. */
   readonly large: number;
+  /** Finished claims in the sweep-cost table. */
+  readonly sweep: number;
   readonly startupRuns: number;
   readonly seed: number;
   readonly quick: boolean;
@@ -65,6 +68,7 @@ export interface BenchResults {
   };
   readonly load?: LoadResult;
   readonly largePayloads?: LargePayloadResult;
+  readonly sweepCost?: SweepCostResult;
   readonly claimCheckBreakEven: BreakEven;
   readonly costPerMillion: CostResult;
   readonly prices: { readonly asOf: string; readonly region: string; readonly list: typeof PRICES };
@@ -155,6 +159,7 @@ export interface ResultParts {
   readonly bundles?: BenchResults['bundles'];
   readonly load?: LoadResult;
   readonly largePayloads?: LargePayloadResult;
+  readonly sweepCost?: SweepCostResult;
   readonly costConfig: CostConfig;
 }
 
@@ -173,6 +178,7 @@ export function buildResults(parts: ResultParts): BenchResults {
     ...(parts.bundles ? { bundles: parts.bundles } : {}),
     ...(parts.load ? { load: parts.load } : {}),
     ...(parts.largePayloads ? { largePayloads: parts.largePayloads } : {}),
+    ...(parts.sweepCost ? { sweepCost: parts.sweepCost } : {}),
     claimCheckBreakEven: claimCheckBreakEven(),
     costPerMillion: costPerMillion(costInputsFrom(inProcess), parts.costConfig),
     prices: { asOf: PRICES_AS_OF, region: PRICES_REGION, list: PRICES },

@@ -33,6 +33,7 @@ import { type LoadResult, type RunningStack, runLoad, startLocalStack } from './
 import { renderReport } from './report';
 import type { Endpoints } from './resources';
 import { type BenchSettings, type BundleSummary, buildResults, type MachineInfo } from './results';
+import { measureSweepCost, type SweepCostResult } from './sweeper';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
@@ -48,6 +49,7 @@ const HELP = `npm run bench [-- options]
   --processor N         messages per processor for its durations (default 200)
   --logs N              events whose log volume is measured (default 10)
   --large N             deliveries per large-payload size (1, 3, 5.5 MB; default 10)
+  --sweep N             finished claims in the sweep-cost table (default 2000; plus 2 x 10 stuck)
   --startup-runs N      fresh processes per bundle (default 15)
   --seed N              seed for the duplicate mix (default 1)
   --settle-timeout S    load: seconds to wait for every claim to be DONE (default 180)
@@ -80,6 +82,7 @@ function parseFlags(argv: readonly string[]): Flags {
       processor: { type: 'string' },
       logs: { type: 'string' },
       large: { type: 'string' },
+      sweep: { type: 'string' },
       'startup-runs': { type: 'string' },
       seed: { type: 'string' },
       'settle-timeout': { type: 'string' },
@@ -116,6 +119,7 @@ function parseFlags(argv: readonly string[]): Flags {
     processor: Math.max(1, number('processor', 200, 30)),
     logs: Math.max(1, number('logs', 10, 3)),
     large: Math.max(1, number('large', 10, 2)),
+    sweep: Math.max(1, number('sweep', 2000, 200)),
     startupRuns: Math.max(1, number('startup-runs', 15, 3)),
     seed: number('seed', 1, 1),
     settleTimeoutSeconds: number('settle-timeout', 180, 60),
@@ -248,6 +252,12 @@ async function main(): Promise<void> {
       });
     }
 
+    let sweepCost: SweepCostResult | undefined;
+    if (endpoints.s3Endpoint) {
+      log(`sweep cost: one run over ${flags.sweep} finished claims and 20 stuck ones...`);
+      sweepCost = await measureSweepCost(endpoints, { finished: flags.sweep, stuck: 10, progress: log });
+    }
+
     let load: LoadResult | undefined;
     if (stack) {
       load = await runLoad(stack, {
@@ -287,6 +297,7 @@ async function main(): Promise<void> {
         processor: flags.processor,
         logs,
         large: flags.large,
+        sweep: flags.sweep,
         startupRuns: flags.startupRuns,
         seed,
         quick,
@@ -303,6 +314,7 @@ async function main(): Promise<void> {
       },
       ...(load ? { load } : {}),
       ...(largePayloads ? { largePayloads } : {}),
+      ...(sweepCost ? { sweepCost } : {}),
       costConfig: config,
     });
     writeFileSync(flags.output, `${JSON.stringify(results, null, 2)}\n`);

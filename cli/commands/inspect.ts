@@ -83,6 +83,9 @@ export interface ClaimView {
   readonly recoveredFrom: string | null;
   /** Effects not run again because they might act twice: check them by hand. */
   readonly unresumedEffects: readonly string[];
+  /** Times the sweeper sent the event again, and its report when it could not (docs/rules.md, "The sweeper"). */
+  readonly sweeps: number;
+  readonly stuck: { readonly at: string; readonly reason: string | null } | null;
   readonly lease: {
     readonly owner: string | null;
     readonly token: string | null;
@@ -140,6 +143,8 @@ export async function viewClaim(stack: StackContext, claim: ClaimRecord, nowMs: 
     replan: claim.replan === true,
     recoveredFrom: claim.recoveredFrom ?? null,
     unresumedEffects: claim.unresumedEffects ?? [],
+    sweeps: Number(claim.sweeps ?? 0),
+    stuck: claim.stuckAt === undefined ? null : { at: claim.stuckAt, reason: claim.stuckReason ?? null },
     lease:
       claim.leaseToken === undefined && leaseAt === undefined
         ? null
@@ -222,6 +227,8 @@ function claimText(view: ClaimView, nowMs: number): string {
         : `${view.unresumedEffects.join(', ')}: not run again because they might act twice; check them by hand`,
     ],
     ['attempts', view.processingAttempts],
+    ['swept', view.sweeps === 0 ? null : `sent again ${plural(view.sweeps, 'time')} by the sweeper`],
+    ['stuck', view.stuck === null ? null : `reported ${view.stuck.at}: ${view.stuck.reason ?? ''}`],
     ['lease', lease],
     ['ttl', `${timeWithDistance(view.ttl.expiresAt * 1000, nowMs)}${view.ttl.expired ? ' EXPIRED' : ''}`],
     ['last error', view.lastError],

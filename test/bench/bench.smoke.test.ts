@@ -73,6 +73,7 @@ describe('the benchmark, smoke run', () => {
         processor: 4,
         logs: 2,
         large: 1,
+        sweep: 1,
         startupRuns: 0,
         seed: 1,
         quick: true,

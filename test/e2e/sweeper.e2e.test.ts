@@ -104,6 +104,8 @@ describe('npm start: the sweeper recovers stuck claims without a provider retry'
     const key = first.json.key ?? '';
     const done = await waitForStatus(key, 'DONE');
     expect(done).toMatchObject({ outcome: 'applied', sweeps: 1, deliveries: 1 });
+    const inspected = await webhooks('inspect', '--key', key);
+    expect(inspected.stdout).toContain('sent again 1 time by the sweeper');
   }, 60_000);
 
   it('ENQUEUED: applies a queued push whose only message went to the DLQ before any processor claimed it', async () => {
