@@ -33,10 +33,16 @@ export class LocalFunction {
   private readonly workers: Worker[] = [];
   private readonly waiting: Array<(worker: Worker) => void> = [];
   private stopped = false;
+  // If this process exits without stop() (a deadline, an uncaught error), take the hosts with it:
+  // a host busy in a handler would only notice the closed IPC channel when the handler returns.
+  private readonly killOnExit = (): void => {
+    for (const w of this.workers) if (w.child.exitCode === null) w.child.kill('SIGKILL');
+  };
 
   constructor(private readonly options: LocalFunctionOptions) {}
 
   async start(): Promise<void> {
+    process.on('exit', this.killOnExit);
     const count = this.options.concurrency ?? 4;
     for (let i = 0; i < count; i++) this.workers.push(this.spawnWorker());
     await Promise.all(this.workers.map((w) => w.ready));
@@ -143,6 +149,7 @@ export class LocalFunction {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    process.removeListener('exit', this.killOnExit);
     await Promise.all(
       this.workers.map(
         (w) =>
