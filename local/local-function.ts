@@ -16,8 +16,10 @@ export interface LocalFunctionOptions {
   readonly environment: Readonly<Record<string, string>>;
   readonly timeoutSeconds: number;
   readonly memoryMb: number;
-  /** Parallel execution environments. */
+  /** Execution environments started up front. @default 4 */
   readonly concurrency?: number;
+  /** More are started on demand (a cold start, as on Lambda), up to this many. @default concurrency */
+  readonly maxConcurrency?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -93,6 +95,13 @@ export class LocalFunction {
     if (free) {
       free.busy = true;
       return Promise.resolve(free);
+    }
+    const max = Math.max(this.options.maxConcurrency ?? 0, this.options.concurrency ?? 4);
+    if (this.workers.length < max) {
+      const cold = this.spawnWorker();
+      cold.busy = true;
+      this.workers.push(cold);
+      return Promise.resolve(cold);
     }
     return new Promise((resolve) => this.waiting.push(resolve));
   }
