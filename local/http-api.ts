@@ -125,6 +125,16 @@ export function requestFields(
   };
 }
 
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** `requestContext.time` as API Gateway writes it: `12/Mar/2020:19:03:58 +0000`. */
+export function requestTime(date: Date): string {
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${two(date.getUTCDate())}/${MONTHS[date.getUTCMonth()]}/${date.getUTCFullYear()}:${two(
+    date.getUTCHours(),
+  )}:${two(date.getUTCMinutes())}:${two(date.getUTCSeconds())} +0000`;
+}
+
 export function toApiEvent(
   request: IncomingMessage,
   route: HttpRoute,
@@ -153,13 +163,14 @@ export function toApiEvent(
         method: request.method ?? 'GET',
         path: url.pathname,
         protocol: `HTTP/${request.httpVersion}`,
-        sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+        // An IPv4 client on a dual-stack socket shows as ::ffff:a.b.c.d; API Gateway gives a.b.c.d.
+        sourceIp: (request.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:(?=\d+\.)/, ''),
         userAgent: headers['user-agent'] ?? '',
       },
       requestId: randomUUID(),
       routeKey: `${route.method} ${route.path}`,
       stage: '$default',
-      time: now.toUTCString(),
+      time: requestTime(now),
       timeEpoch: now.getTime(),
     },
     ...(body.length ? { body: isText ? body.toString('utf8') : body.toString('base64') } : {}),

@@ -18,7 +18,14 @@ import {
   ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type {
+  Context,
+  SQSBatchResponse,
+  SQSEvent,
+  SQSMessageAttributeDataType,
+  SQSMessageAttributes,
+  SQSRecord,
+} from 'aws-lambda';
 
 export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
 
@@ -73,6 +80,23 @@ function lambdaContext(functionName: string): Context {
   };
 }
 
+/** Message attributes as Lambda passes them: camel-cased, binary as base64, list values always there. */
+function lambdaMessageAttributes(message: Message): SQSMessageAttributes {
+  const result: SQSMessageAttributes = {};
+  for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
+    result[name] = {
+      ...(value.StringValue !== undefined ? { stringValue: value.StringValue } : {}),
+      ...(value.BinaryValue !== undefined
+        ? { binaryValue: Buffer.from(value.BinaryValue).toString('base64') }
+        : {}),
+      stringListValues: value.StringListValues ?? [],
+      binaryListValues: (value.BinaryListValues ?? []).map((b) => Buffer.from(b).toString('base64')),
+      dataType: (value.DataType ?? 'String') as SQSMessageAttributeDataType,
+    };
+  }
+  return result;
+}
+
 export function toSqsRecord(message: Message, queueArn: string, region: string): SQSRecord {
   const attributes = message.Attributes ?? {};
   return {
@@ -85,8 +109,9 @@ export function toSqsRecord(message: Message, queueArn: string, region: string):
       SenderId: attributes.SenderId ?? 'local',
       ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
     },
-    messageAttributes: {},
+    messageAttributes: lambdaMessageAttributes(message),
     md5OfBody: message.MD5OfBody ?? '',
+    ...(message.MD5OfMessageAttributes ? { md5OfMessageAttributes: message.MD5OfMessageAttributes } : {}),
     eventSource: 'aws:sqs',
     eventSourceARN: queueArn,
     awsRegion: region,
@@ -112,6 +137,7 @@ export class SqsPoller {
         // The emulator reads the older AttributeNames; SQS itself the newer name. Send both.
         AttributeNames: ['All'],
         MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
       }),
     );
     const messages = received.Messages ?? [];
