@@ -19,6 +19,12 @@ export interface ShutdownOptions {
   readonly exit?: (code: number) => void;
   /** @default SHUTDOWN_SIGNALS */
   readonly signals?: readonly NodeJS.Signals[];
+  /**
+   * Stop when the parent process goes away. Only under an npm script by default, so that running
+   * local/start.ts directly under `nohup` still outlives the shell that started it.
+   * @default process.env.npm_lifecycle_event !== undefined
+   */
+  readonly watchParent?: boolean;
 }
 
 export const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -52,11 +58,13 @@ export function handleShutdown(options: ShutdownOptions): (reason: string) => Pr
 
   for (const signal of options.signals ?? SHUTDOWN_SIGNALS) process.on(signal, () => void shutdown(signal));
 
-  const parent = process.ppid;
-  const watch = setInterval(() => {
-    if (process.ppid !== parent) void shutdown(`parent process ${parent} exited`);
-  }, options.parentCheckMs ?? 500);
-  watch.unref();
+  if (options.watchParent ?? process.env.npm_lifecycle_event !== undefined) {
+    const parent = process.ppid;
+    const watch = setInterval(() => {
+      if (process.ppid !== parent) void shutdown(`parent process ${parent} exited`);
+    }, options.parentCheckMs ?? 500);
+    watch.unref();
+  }
 
   return shutdown;
 }

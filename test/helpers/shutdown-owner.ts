@@ -9,6 +9,7 @@ handleShutdown({
   log: (line) => console.log(line.trim()),
   deadlineMs: Number(process.env.DEADLINE_MS ?? 8_000),
   parentCheckMs: 100,
+  watchParent: true,
   stop: () =>
     new Promise<void>((resolve) => {
       if (stopMs !== 'never') setTimeout(resolve, Number(stopMs));
