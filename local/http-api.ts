@@ -1,7 +1,8 @@
 /**
  * Serves an HTTP API's routes on loopback the way API Gateway HTTP API (payload format 2.0) calls a
- * Lambda proxy integration: it builds the v2 event (lower-cased headers, base64 bodies for binary
- * content), invokes the function and maps its structured result back to HTTP.
+ * Lambda proxy integration: it builds the v2 event (lower-cased headers, duplicates joined with
+ * commas, cookies apart, base64 bodies for binary content), invokes the function and maps its
+ * structured result back to HTTP.
  *
  * It refuses what AWS refuses, with the same status: a body over API Gateway's 10 MiB, and an event
  * that Lambda would not accept as a synchronous invocation (6,291,456 bytes as JSON), both `413`
@@ -89,6 +90,51 @@ function json(response: ServerResponse, status: number, body: unknown): void {
   response.end(JSON.stringify(body));
 }
 
+/**
+ * The v2 event's `headers`, `cookies` and `queryStringParameters`, as API Gateway builds them:
+ * "Duplicate headers are combined with commas and included in the headers field. Duplicate query
+ * strings are combined with commas", and the request's cookies go to `cookies`, one per entry
+ * (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html).
+ *
+ * From `rawHeaders`, not `headers`: Node's `headers` joins duplicates with ", " (cookie with "; "),
+ * and keeps only the first of content-type, authorization, user-agent, host and a few others
+ * (https://nodejs.org/api/http.html#messageheaders), so a duplicated signature header would reach
+ * the function as something API Gateway never sends.
+ */
+export function requestFields(
+  rawHeaders: readonly string[],
+  search: URLSearchParams,
+): Pick<APIGatewayProxyEventV2, 'headers' | 'cookies' | 'queryStringParameters'> {
+  const headers: Record<string, string> = {};
+  const cookies: string[] = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = (rawHeaders[i] ?? '').toLowerCase();
+    const value = rawHeaders[i + 1] ?? '';
+    if (name === 'cookie') {
+      for (const cookie of value.split(';')) if (cookie.trim()) cookies.push(cookie.trim());
+      continue;
+    }
+    headers[name] = name in headers ? `${headers[name]},${value}` : value;
+  }
+  const query: Record<string, string> = {};
+  for (const [name, value] of search) query[name] = name in query ? `${query[name]},${value}` : value;
+  return {
+    headers,
+    ...(cookies.length ? { cookies } : {}),
+    ...(Object.keys(query).length ? { queryStringParameters: query } : {}),
+  };
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** `requestContext.time` as API Gateway writes it: `12/Mar/2020:19:03:58 +0000`. */
+export function requestTime(date: Date): string {
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${two(date.getUTCDate())}/${MONTHS[date.getUTCMonth()]}/${date.getUTCFullYear()}:${two(
+    date.getUTCHours(),
+  )}:${two(date.getUTCMinutes())}:${two(date.getUTCSeconds())} +0000`;
+}
+
 export function toApiEvent(
   request: IncomingMessage,
   route: HttpRoute,
@@ -96,10 +142,8 @@ export function toApiEvent(
   body: Buffer,
 ): APIGatewayProxyEventV2 {
   const url = new URL(request.url ?? '/', 'http://localhost');
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
-  }
+  const fields = requestFields(request.rawHeaders, url.searchParams);
+  const headers = fields.headers;
   const contentType = headers['content-type'] ?? '';
   const isText = body.length === 0 || TEXT_TYPES.some((t) => t.test(contentType));
   const now = new Date();
@@ -108,7 +152,7 @@ export function toApiEvent(
     routeKey: `${route.method} ${route.path}`,
     rawPath: url.pathname,
     rawQueryString: url.search.slice(1),
-    headers,
+    ...fields,
     ...(Object.keys(parameters).length ? { pathParameters: parameters } : {}),
     requestContext: {
       accountId: '000000000000',
@@ -119,13 +163,14 @@ export function toApiEvent(
         method: request.method ?? 'GET',
         path: url.pathname,
         protocol: `HTTP/${request.httpVersion}`,
-        sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+        // An IPv4 client on a dual-stack socket shows as ::ffff:a.b.c.d; API Gateway gives a.b.c.d.
+        sourceIp: (request.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:(?=\d+\.)/, ''),
         userAgent: headers['user-agent'] ?? '',
       },
       requestId: randomUUID(),
       routeKey: `${route.method} ${route.path}`,
       stage: '$default',
-      time: now.toUTCString(),
+      time: requestTime(now),
       timeEpoch: now.getTime(),
     },
     ...(body.length ? { body: isText ? body.toString('utf8') : body.toString('base64') } : {}),

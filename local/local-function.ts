@@ -16,8 +16,10 @@ export interface LocalFunctionOptions {
   readonly environment: Readonly<Record<string, string>>;
   readonly timeoutSeconds: number;
   readonly memoryMb: number;
-  /** Parallel execution environments. */
+  /** Execution environments started up front. @default 4 */
   readonly concurrency?: number;
+  /** More are started on demand (a cold start, as on Lambda), up to this many. @default concurrency */
+  readonly maxConcurrency?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -33,10 +35,16 @@ export class LocalFunction {
   private readonly workers: Worker[] = [];
   private readonly waiting: Array<(worker: Worker) => void> = [];
   private stopped = false;
+  // If this process exits without stop() (a deadline, an uncaught error), take the hosts with it:
+  // a host busy in a handler would only notice the closed IPC channel when the handler returns.
+  private readonly killOnExit = (): void => {
+    for (const w of this.workers) if (w.child.exitCode === null) w.child.kill('SIGKILL');
+  };
 
   constructor(private readonly options: LocalFunctionOptions) {}
 
   async start(): Promise<void> {
+    process.on('exit', this.killOnExit);
     const count = this.options.concurrency ?? 4;
     for (let i = 0; i < count; i++) this.workers.push(this.spawnWorker());
     await Promise.all(this.workers.map((w) => w.ready));
@@ -87,6 +95,13 @@ export class LocalFunction {
     if (free) {
       free.busy = true;
       return Promise.resolve(free);
+    }
+    const max = Math.max(this.options.maxConcurrency ?? 0, this.options.concurrency ?? 4);
+    if (this.workers.length < max) {
+      const cold = this.spawnWorker();
+      cold.busy = true;
+      this.workers.push(cold);
+      return Promise.resolve(cold);
     }
     return new Promise((resolve) => this.waiting.push(resolve));
   }
@@ -151,6 +166,7 @@ export class LocalFunction {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    process.removeListener('exit', this.killOnExit);
     await Promise.all(
       this.workers.map(
         (w) =>

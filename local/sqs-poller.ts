@@ -3,6 +3,13 @@
  * real `SQSEvent`, deletes the records it did not report in `batchItemFailures` (ReportBatchItemFailures
  * semantics) and leaves the failed ones to reappear after the visibility timeout. A thrown handler
  * fails the whole batch, as on Lambda.
+ *
+ * Several batches are in flight at once, as on Lambda, so the races between processor invocations
+ * (two copies of one event in two batches) happen locally too: the mapping's
+ * `ScalingConfig.MaximumConcurrency` when the template sets it, else five. "When messages are
+ * available, Lambda starts processing five batches at a time with five concurrent invocations of
+ * your function" (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html); it scales
+ * up from there under load, which a local stack does not need.
  */
 import {
   DeleteMessageBatchCommand,
@@ -11,7 +18,14 @@ import {
   ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type {
+  Context,
+  SQSBatchResponse,
+  SQSEvent,
+  SQSMessageAttributeDataType,
+  SQSMessageAttributes,
+  SQSRecord,
+} from 'aws-lambda';
 
 export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
 
@@ -24,7 +38,20 @@ export interface SqsPollerOptions {
   readonly waitTimeSeconds?: number;
   readonly region?: string;
   readonly functionName?: string;
+  /** Batches in flight at once (independent receive loops). @default DEFAULT_CONCURRENT_BATCHES */
+  readonly concurrency?: number;
   readonly onError?: (error: unknown) => void;
+}
+
+/** Lambda's starting number of concurrent batches for a standard queue. */
+export const DEFAULT_CONCURRENT_BATCHES = 5;
+
+/** How many batches an `AWS::Lambda::EventSourceMapping` (its template properties) runs at once. */
+export function concurrentBatches(properties: Readonly<Record<string, unknown>>): number {
+  const scaling = properties.ScalingConfig as { MaximumConcurrency?: unknown } | undefined;
+  const maximum = Number(scaling?.MaximumConcurrency);
+  // CloudFormation allows 2 to 1,000 (AWS::Lambda::EventSourceMapping ScalingConfig).
+  return Number.isInteger(maximum) && maximum >= 1 ? maximum : DEFAULT_CONCURRENT_BATCHES;
 }
 
 export interface PollResult {
@@ -53,6 +80,23 @@ function lambdaContext(functionName: string): Context {
   };
 }
 
+/** Message attributes as Lambda passes them: camel-cased, binary as base64, list values always there. */
+function lambdaMessageAttributes(message: Message): SQSMessageAttributes {
+  const result: SQSMessageAttributes = {};
+  for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
+    result[name] = {
+      ...(value.StringValue !== undefined ? { stringValue: value.StringValue } : {}),
+      ...(value.BinaryValue !== undefined
+        ? { binaryValue: Buffer.from(value.BinaryValue).toString('base64') }
+        : {}),
+      stringListValues: value.StringListValues ?? [],
+      binaryListValues: (value.BinaryListValues ?? []).map((b) => Buffer.from(b).toString('base64')),
+      dataType: (value.DataType ?? 'String') as SQSMessageAttributeDataType,
+    };
+  }
+  return result;
+}
+
 export function toSqsRecord(message: Message, queueArn: string, region: string): SQSRecord {
   const attributes = message.Attributes ?? {};
   return {
@@ -65,8 +109,9 @@ export function toSqsRecord(message: Message, queueArn: string, region: string):
       SenderId: attributes.SenderId ?? 'local',
       ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
     },
-    messageAttributes: {},
+    messageAttributes: lambdaMessageAttributes(message),
     md5OfBody: message.MD5OfBody ?? '',
+    ...(message.MD5OfMessageAttributes ? { md5OfMessageAttributes: message.MD5OfMessageAttributes } : {}),
     eventSource: 'aws:sqs',
     eventSourceARN: queueArn,
     awsRegion: region,
@@ -75,7 +120,7 @@ export function toSqsRecord(message: Message, queueArn: string, region: string):
 
 export class SqsPoller {
   private running = false;
-  private loop: Promise<void> | undefined;
+  private loops: Array<Promise<void>> = [];
   private queueArn: string | undefined;
 
   constructor(private readonly options: SqsPollerOptions) {}
@@ -92,6 +137,7 @@ export class SqsPoller {
         // The emulator reads the older AttributeNames; SQS itself the newer name. Send both.
         AttributeNames: ['All'],
         MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
       }),
     );
     const messages = received.Messages ?? [];
@@ -121,26 +167,29 @@ export class SqsPoller {
     return { received: messages.length, failed: messages.length - done.length };
   }
 
-  /** Polls continuously until stop(). */
+  /** Polls continuously until stop(), with `concurrency` batches in flight at most. */
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.loop = (async () => {
-      while (this.running) {
-        try {
-          const result = await this.pollOnce();
-          if (result.received === 0 && (this.options.waitTimeSeconds ?? 0) === 0) await sleep(100);
-        } catch (error) {
-          this.options.onError?.(error);
-          await sleep(500);
-        }
+    const loops = this.options.concurrency ?? DEFAULT_CONCURRENT_BATCHES;
+    this.loops = Array.from({ length: loops }, () => this.pollUntilStopped());
+  }
+
+  private async pollUntilStopped(): Promise<void> {
+    while (this.running) {
+      try {
+        const result = await this.pollOnce();
+        if (result.received === 0 && (this.options.waitTimeSeconds ?? 0) === 0) await sleep(100);
+      } catch (error) {
+        this.options.onError?.(error);
+        await sleep(500);
       }
-    })();
+    }
   }
 
   async stop(): Promise<void> {
     this.running = false;
-    await this.loop;
+    await Promise.all(this.loops);
   }
 
   private async resolveArn(): Promise<string> {

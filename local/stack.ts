@@ -30,7 +30,7 @@ import {
 import { type HttpRoute, startHttpApi } from './http-api';
 import { LocalFunction } from './local-function';
 import { LOCAL_SCHEDULE_DEFAULT_SECONDS, scheduledTargets, startSchedules } from './schedules';
-import { SqsPoller } from './sqs-poller';
+import { concurrentBatches, SqsPoller } from './sqs-poller';
 import {
   assetDirectory,
   type CfnTemplate,
@@ -133,6 +133,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
     const faultStateDirectory = mkdtempSync(join(tmpdir(), 'webhooks-faults-'));
     stoppers.push(async () => rmSync(faultStateDirectory, { recursive: true, force: true }));
 
+    // A function fed by event source mappings gets an execution environment per concurrent batch.
+    const batchesByFunction = new Map<string, number>();
+    for (const [, mapping] of resourcesOfType(template, 'AWS::Lambda::EventSourceMapping')) {
+      const fnId = String(resolver.resolve(mapping.Properties?.FunctionName));
+      batchesByFunction.set(
+        fnId,
+        (batchesByFunction.get(fnId) ?? 0) + concurrentBatches(mapping.Properties ?? {}),
+      );
+    }
+
     // Functions: the synthesized bundles with their template environment, pointed at local servers.
     const functions = new Map<string, LocalFunction>();
     for (const [id, resource] of resourcesOfType(template, 'AWS::Lambda::Function')) {
@@ -161,6 +171,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
         environment,
         timeoutSeconds: Number(props.Timeout ?? 3),
         memoryMb: Number(props.MemorySize ?? 128),
+        maxConcurrency: batchesByFunction.get(id) ?? 0,
         log,
       });
       await fn.start();
@@ -186,6 +197,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
         queueUrl,
         batchSize: Number(props.BatchSize ?? 10),
         waitTimeSeconds: 1,
+        concurrency: concurrentBatches(props),
         functionName: friendlyName(fnId),
         handler: async (event) => {
           const result = (await fn.invoke(event)) as

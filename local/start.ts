@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { handleShutdown } from './shutdown';
 import { startLocalStack } from './stack';
 
 const root = resolve(import.meta.dirname, '..');
@@ -45,20 +46,17 @@ async function main(): Promise<void> {
     mkdirSync(dataDirectory, { recursive: true });
   }
   // Signals during start-up too: stop what was started, never leave Java or function hosts behind.
+  // Before start-up finished, exiting runs the emulators' exit hooks (DynamoDB Local's process
+  // group is killed) and the function hosts exit when their IPC channel closes.
   let stack: Awaited<ReturnType<typeof startLocalStack>> | undefined;
   let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`\n${signal}: stopping the local stack...`);
-    // Before start-up finished, exiting runs the emulators' exit hooks (DynamoDB Local's process
-    // group is killed) and the function hosts exit when their IPC channel closes.
-    if (stack) await stack.stop();
-    rmSync(outputsFile, { force: true });
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  handleShutdown({
+    stop: async () => {
+      stopping = true;
+      if (stack) await stack.stop();
+      rmSync(outputsFile, { force: true });
+    },
+  });
 
   stack = await startLocalStack({
     outdir,

@@ -16,6 +16,10 @@ export interface LocalStackProcess {
   /** The environment the stack runs with (pass it to `npm run send` / the CLI so they find it). */
   readonly env: NodeJS.ProcessEnv;
   readonly outputs: Readonly<Record<string, string>>;
+  /** The process id of `npm start` itself (the group leader). */
+  readonly pid: number;
+  /** Resolves when `npm start` has exited. */
+  readonly exited: Promise<void>;
   log(): string;
   /** Polls `probe` every 200 ms until it returns a value; throws with the stack's log on timeout. */
   waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs?: number): Promise<T>;
@@ -47,6 +51,7 @@ export async function startLocalStackProcess(
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
   child.stdout?.on('data', (c: Buffer) => {
     log += c.toString();
   });
@@ -71,7 +76,6 @@ export async function startLocalStackProcess(
   };
   const stop = async () => {
     if (child.pid && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((r) => child.once('exit', r));
       process.kill(-child.pid, 'SIGTERM');
       await exited;
     }
@@ -88,5 +92,13 @@ export async function startLocalStackProcess(
     throw error;
   }
   const all = JSON.parse(readFileSync(outputsFile, 'utf8')) as Record<string, Record<string, string>>;
-  return { env, outputs: Object.values(all)[0] ?? {}, log: () => log, waitFor, stop };
+  return {
+    env,
+    outputs: Object.values(all)[0] ?? {},
+    pid: child.pid ?? 0,
+    exited,
+    log: () => log,
+    waitFor,
+    stop,
+  };
 }

@@ -1,0 +1,71 @@
+/**
+ * `npm start` as a supervisor sees it: every server it starts listens on loopback only, and a
+ * SIGTERM to `npm`'s own process (what systemd, `timeout` or a CI runner sends; not to the process
+ * group) stops everything it started, Java included, within 10 s.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isProcessAlive } from '../../local/emulators';
+import { type LocalStackProcess, startLocalStackProcess } from '../helpers/local-stack-process';
+import { accepts, nonLoopbackAddresses } from '../helpers/net';
+import { commandLines, descendants } from '../helpers/process-tree';
+
+let stack: LocalStackProcess;
+let started: number[] = [];
+
+beforeAll(async () => {
+  stack = await startLocalStackProcess({}, 'webhooks-lifecycle');
+  started = descendants(stack.pid);
+}, 180_000);
+
+afterAll(async () => {
+  // Whatever a failed test left behind.
+  for (const pid of [stack?.pid ?? 0, ...started].filter((p) => p > 0 && isProcessAlive(p)))
+    process.kill(pid, 'SIGKILL');
+});
+
+/** Every port the stack serves on: the API and the stand-ins it published in its outputs. */
+function servedPorts(): Array<{ name: string; port: number }> {
+  const names = [
+    'StripeWebhookUrl',
+    'LocalDynamoDbEndpoint',
+    'LocalSqsEndpoint',
+    'LocalS3Endpoint',
+    'LocalEffectsUrl',
+  ];
+  return names.map((name) => {
+    const url = stack.outputs[name];
+    if (!url) throw new Error(`no ${name} in the outputs`);
+    return { name, port: Number(new URL(url).port) };
+  });
+}
+
+describe('npm start, as a supervisor runs it', () => {
+  it("listens on 127.0.0.1 only: the API, DynamoDB Local, SQS, S3 and the effects sink refuse the machine's other addresses", async () => {
+    for (const { name, port } of servedPorts()) {
+      expect(await accepts('127.0.0.1', port), name).toBe(true);
+      for (const address of nonLoopbackAddresses())
+        expect(await accepts(address, port), `${name} on ${address}:${port}`).toBe(false);
+    }
+  });
+
+  it("stops every process it started and frees every port within 10 s of a SIGTERM to npm's own process", async () => {
+    expect(commandLines(started).some((line) => line.includes('DynamoDBLocal'))).toBe(true);
+    expect(commandLines(started).some((line) => line.includes('function-host'))).toBe(true);
+    const ports = servedPorts();
+
+    const signalled = Date.now();
+    process.kill(stack.pid, 'SIGTERM');
+    let alive = started;
+    let open = ports;
+    while (Date.now() - signalled < 10_000) {
+      alive = started.filter((pid) => isProcessAlive(pid));
+      open = [];
+      for (const served of ports) if (await accepts('127.0.0.1', served.port, 500)) open.push(served);
+      if (alive.length === 0 && open.length === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(commandLines(alive), 'processes still alive 10 s after SIGTERM').toEqual([]);
+    expect(open, 'ports still open 10 s after SIGTERM').toEqual([]);
+    await stack.exited;
+  }, 30_000);
+});
