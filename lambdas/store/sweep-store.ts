@@ -171,27 +171,29 @@ export class SweepStore {
   /** Keys of the stuck claims whose TTL has not passed. */
   async listStuck(nowMs: number, limit = 1_000): Promise<DueClaim[]> {
     const found: DueClaim[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: UNFINISHED_INDEX,
-          KeyConditionExpression: 'sweepShard = :stuck AND sweepAt > :nowMs',
-          ExpressionAttributeValues: { ':stuck': STUCK_SHARD, ':nowMs': nowMs },
-          ExclusiveStartKey: start,
-          Limit: Math.min(limit - found.length, 1_000),
-        }),
-      );
-      for (const item of page.Items ?? []) found.push({ pk: String(item.pk), sweepAt: Number(item.sweepAt) });
-      start = page.LastEvaluatedKey;
-    } while (start && found.length < limit);
+    await this.queryStuck(nowMs, { limit }, (items) => {
+      for (const item of items) found.push({ pk: String(item.pk), sweepAt: Number(item.sweepAt) });
+      return found.length < limit;
+    });
     return found;
   }
 
   /** How many live claims are reported stuck (a count over the index keys, no item read). */
   async countStuck(nowMs: number): Promise<number> {
     let count = 0;
+    await this.queryStuck(nowMs, { count: true }, (_items, pageCount) => {
+      count += pageCount;
+      return true;
+    });
+    return count;
+  }
+
+  /** Pages through the stuck shard's live entries until `onPage` returns false or none are left. */
+  private async queryStuck(
+    nowMs: number,
+    options: { limit?: number; count?: boolean },
+    onPage: (items: readonly Record<string, unknown>[], count: number) => boolean,
+  ): Promise<void> {
     let start: Record<string, unknown> | undefined;
     do {
       const page = await this.doc.send(
@@ -200,14 +202,14 @@ export class SweepStore {
           IndexName: UNFINISHED_INDEX,
           KeyConditionExpression: 'sweepShard = :stuck AND sweepAt > :nowMs',
           ExpressionAttributeValues: { ':stuck': STUCK_SHARD, ':nowMs': nowMs },
-          Select: 'COUNT',
           ExclusiveStartKey: start,
+          ...(options.count ? { Select: 'COUNT' as const } : {}),
+          ...(options.limit ? { Limit: Math.min(options.limit, 1_000) } : {}),
         }),
       );
-      count += page.Count ?? 0;
+      if (!onPage(page.Items ?? [], page.Count ?? 0)) return;
       start = page.LastEvaluatedKey;
     } while (start);
-    return count;
   }
 
   /**

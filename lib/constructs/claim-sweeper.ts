@@ -3,7 +3,7 @@
  * in RECEIVED, ENQUEUED or PROCESSING (lambdas/sweeper/core.ts). It reads the claims table's sparse
  * index of unfinished claims, never the whole table, and sends events again from the archive bucket.
  */
-import { type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -13,10 +13,10 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { ARCHIVE_PREFIX } from '../../lambdas/shared/archive-layout';
 import { SWEEPER_SERVICE } from '../../lambdas/shared/metric-names';
 import { UNFINISHED_INDEX } from '../../lambdas/store/unfinished-index';
 import { SWEEPER_DEFAULTS } from '../../lambdas/sweeper/settings';
+import { grantArchivePrefix } from './payload-archive';
 import { projectPath, WebhookFunction } from './webhook-function';
 
 export interface ClaimSweeperProps {
@@ -75,24 +75,18 @@ export class ClaimSweeper extends Construct {
     sweeper.role.addToPolicy(
       new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [props.eventQueue.queueArn] }),
     );
-    sweeper.role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: ['s3:GetObject'],
-        resources: [props.archiveBucket.arnForObjects(`${ARCHIVE_PREFIX}/*`)],
-      }),
-    );
     // Without ListBucket, S3 answers a GET of a missing object with 403 instead of 404 (NoSuchKey),
     // and "no stored body" could not be told from a denied read.
     // https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html#API_GetObject_Permissions
     sweeper.role.addToPolicy(
       new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [props.archiveBucket.bucketArn] }),
     );
-    const bucketLogicalId = Stack.of(this).getLogicalId(props.archiveBucket.node.defaultChild as CfnElement);
-    Validations.of(sweeper.role).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${ARCHIVE_PREFIX}/*]`,
-      reason:
-        'The sweeper reads the stored body of the one event it re-sends; object names are per event, so GetObject is scoped to the archive prefix of this one bucket.',
-    });
+    grantArchivePrefix(
+      sweeper.role,
+      props.archiveBucket,
+      ['s3:GetObject'],
+      'The sweeper reads the stored body of the one event it re-sends; object names are per event, so GetObject is scoped to the archive prefix of this one bucket.',
+    );
     this.function = sweeper.function;
 
     this.rule = new events.Rule(this, 'Schedule', {

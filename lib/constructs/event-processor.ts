@@ -2,7 +2,7 @@
  * The event queue, its dead-letter queue, and the processor Lambda that drains it with partial
  * batch failures. The queue's visibility timeout is derived from the processor's timeout.
  */
-import { type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -11,11 +11,11 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { ARCHIVE_PREFIX } from '../../lambdas/shared/archive-layout';
 import { DLQ_RETENTION_SECONDS, REDRIVE_MARGIN_SECONDS } from '../../lambdas/shared/claim-retention';
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names';
 import { SQS_MAX_MESSAGE_BYTES } from '../../lambdas/shared/payload-limits';
 import { PROCESSOR_SERVICE } from './metrics';
+import { grantArchivePrefix } from './payload-archive';
 import { WebhookFunction } from './webhook-function';
 
 /**
@@ -143,18 +143,12 @@ export class EventProcessor extends Construct {
     );
 
     // The archive: write objects under the events/ prefix, and read claim-checked bodies back.
-    processor.role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: ['s3:PutObject', 's3:GetObject'],
-        resources: [props.archiveBucket.arnForObjects(`${ARCHIVE_PREFIX}/*`)],
-      }),
+    grantArchivePrefix(
+      processor.role,
+      props.archiveBucket,
+      ['s3:PutObject', 's3:GetObject'],
+      'One object per event, keyed by its idempotency key: the object names cannot be known in advance, so PutObject and GetObject are scoped to the archive prefix of this one bucket.',
     );
-    const bucketLogicalId = Stack.of(this).getLogicalId(props.archiveBucket.node.defaultChild as CfnElement);
-    Validations.of(processor.role).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${ARCHIVE_PREFIX}/*]`,
-      reason:
-        'One object per event, keyed by its idempotency key: the object names cannot be known in advance, so PutObject and GetObject are scoped to the archive prefix of this one bucket.',
-    });
 
     // Grants the poller's SQS actions on this queue only (Receive, Delete, ChangeVisibility, ...).
     this.processor.addEventSource(

@@ -4,7 +4,8 @@
  * event, and expired by a lifecycle rule. Tiered retention: the
  * claim row stays small and lives for the provider's retry window; the payload lives here longer.
  */
-import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { type CfnElement, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { ARCHIVE_PREFIX } from '../../lambdas/shared/archive-layout';
@@ -45,4 +46,27 @@ export class PayloadArchive extends Construct {
         'Access logging would need a second bucket that itself goes unlogged; reads of the archive are operator actions (webhooks inspect/replay) and are auditable with CloudTrail S3 data events where required.',
     });
   }
+}
+
+/**
+ * Lets `role` use `actions` on the objects under the archive prefix of `bucket`, and acknowledges
+ * cdk-nag's wildcard finding for it with `reason`: object names are per event, never known in advance.
+ */
+export function grantArchivePrefix(
+  role: iam.Role,
+  bucket: s3.IBucket,
+  actions: readonly string[],
+  reason: string,
+): void {
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      actions: [...actions],
+      resources: [bucket.arnForObjects(`${ARCHIVE_PREFIX}/*`)],
+    }),
+  );
+  const bucketLogicalId = Stack.of(role).getLogicalId(bucket.node.defaultChild as CfnElement);
+  Validations.of(role).acknowledge({
+    id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${ARCHIVE_PREFIX}/*]`,
+    reason,
+  });
 }

@@ -7,7 +7,7 @@
  * route can be throttled on its own (stage `RouteSettings`). The receiver reads the provider from
  * the path's last segment when there is no path parameter (lambdas/receiver/http.ts).
  */
-import { type CfnElement, type Duration, Stack, Validations } from 'aws-cdk-lib';
+import { type Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -20,10 +20,10 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types';
-import { ARCHIVE_PREFIX } from '../../lambdas/shared/archive-layout';
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names';
 import { SECRET_ARNS_ENV_VAR } from '../../lambdas/shared/secrets-manager';
 import { RECEIVER_SERVICE } from './metrics';
+import { grantArchivePrefix } from './payload-archive';
 import { projectPath, WebhookFunction } from './webhook-function';
 
 export interface WebhookIngestProps {
@@ -101,18 +101,12 @@ export class WebhookIngest extends Construct {
       new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [props.eventQueue.queueArn] }),
     );
     // Claim checks: write a large body under the archive prefix, nothing else.
-    receiver.role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: ['s3:PutObject'],
-        resources: [props.archiveBucket.arnForObjects(`${ARCHIVE_PREFIX}/*`)],
-      }),
+    grantArchivePrefix(
+      receiver.role,
+      props.archiveBucket,
+      ['s3:PutObject'],
+      'A claim-checked body is stored under a key derived from its idempotency key, unknown in advance: PutObject is scoped to the archive prefix of this one bucket.',
     );
-    const bucketLogicalId = Stack.of(this).getLogicalId(props.archiveBucket.node.defaultChild as CfnElement);
-    Validations.of(receiver.role).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${ARCHIVE_PREFIX}/*]`,
-      reason:
-        'A claim-checked body is stored under a key derived from its idempotency key, unknown in advance: PutObject is scoped to the archive prefix of this one bucket.',
-    });
     receiver.role.addToPolicy(
       new iam.PolicyStatement({
         actions: ['secretsmanager:GetSecretValue'],

@@ -1,21 +1,9 @@
-/** Concurrency: the processor's cap on the event source mapping, and reserved concurrency when asked for. */
-import { App, Stack } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  IdempotentWebhookReceiver,
-  type IdempotentWebhookReceiverProps,
-  PROCESSOR_DEFAULTS,
-} from '../../lib/idempotent-webhook-receiver';
-import { type SynthesizedStack, synthesize } from './support';
+import { PROCESSOR_DEFAULTS } from '../../lib/idempotent-webhook-receiver';
+import { buildReceiver, type SynthesizedStack, synthesize } from './support';
 
-/** Builds the construct only (no synth): enough for the checks that run in its constructor. */
-const build = (props: IdempotentWebhookReceiverProps) =>
-  new IdempotentWebhookReceiver(
-    new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'CapacityCheck'),
-    'Webhooks',
-    props,
-  );
+const build = buildReceiver;
 
 describe('concurrency defaults', () => {
   let s: SynthesizedStack;

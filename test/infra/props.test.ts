@@ -1,20 +1,10 @@
 /** The construct's props: validation at synth time, and non-default values reaching the template. */
-import { App, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  IdempotentWebhookReceiver,
-  type IdempotentWebhookReceiverProps,
-} from '../../lib/idempotent-webhook-receiver';
-import { environmentOf, type SynthesizedStack, synthesize } from './support';
+import { buildReceiver, environmentOf, type SynthesizedStack, synthesize } from './support';
 
-/** Builds the construct only (no synth): enough for the checks that run in its constructor. */
-const build = (props: IdempotentWebhookReceiverProps) =>
-  new IdempotentWebhookReceiver(
-    new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'PropsCheck'),
-    'Webhooks',
-    props,
-  );
+const build = buildReceiver;
 
 describe('IdempotentWebhookReceiver props validation', () => {
   it('refuses a receiver lease that does not outlast the receiver timeout', () => {

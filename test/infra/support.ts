@@ -7,7 +7,10 @@
 import { App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
-import type { IdempotentWebhookReceiverProps } from '../../lib/idempotent-webhook-receiver';
+import {
+  IdempotentWebhookReceiver,
+  type IdempotentWebhookReceiverProps,
+} from '../../lib/idempotent-webhook-receiver';
 import { IdempotentWebhooksStack } from '../../lib/webhook-stack';
 
 export interface SynthesizedStack {
@@ -78,4 +81,13 @@ export function renderJoin(value: unknown): string {
   const join = object['Fn::Join'] as [string, unknown[]] | undefined;
   if (join) return join[1].map(renderJoin).join(join[0]);
   return JSON.stringify(value);
+}
+
+/** Builds the construct only (no synth, no bundling): enough for the checks its constructor makes. */
+export function buildReceiver(props: IdempotentWebhookReceiverProps): IdempotentWebhookReceiver {
+  return new IdempotentWebhookReceiver(
+    new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'PropsCheck'),
+    'Webhooks',
+    props,
+  );
 }

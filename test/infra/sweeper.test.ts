@@ -1,19 +1,10 @@
 /** The claim sweeper in the template: its schedule, its settings, and what its role may do. */
-import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  IdempotentWebhookReceiver,
-  type IdempotentWebhookReceiverProps,
-} from '../../lib/idempotent-webhook-receiver';
-import { type Json, type SynthesizedStack, statementsOfRole, synthesize } from './support';
+import { buildReceiver, type Json, type SynthesizedStack, statementsOfRole, synthesize } from './support';
 
-const build = (props: IdempotentWebhookReceiverProps) =>
-  new IdempotentWebhookReceiver(
-    new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'SweeperCheck'),
-    'Webhooks',
-    props,
-  );
+const build = buildReceiver;
 
 describe('claim sweeper', () => {
   let s: SynthesizedStack;

@@ -8,9 +8,9 @@ import { APIGatewayProxyEventV2Schema, SqsSchema } from '@aws-lambda-powertools/
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEventV2, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHttpApi } from '../../local/http-api';
 import { SqsPoller } from '../../local/sqs-poller';
 import { createQueue, sqsClient } from '../helpers/aws';
+import { type RecordingApi, startRecordingApi } from '../helpers/recording-api';
 
 /** Keys the local object has that the schema does not know: an invented field. */
 function unknownKeys(value: object, schema: { shape: Record<string, unknown> }): string[] {
@@ -18,29 +18,16 @@ function unknownKeys(value: object, schema: { shape: Record<string, unknown> }):
 }
 
 describe('local HTTP API events against APIGatewayProxyEventV2Schema', () => {
-  let api: { url: string; stop(): Promise<void> };
-  const invoked: APIGatewayProxyEventV2[] = [];
+  let api: RecordingApi;
   beforeAll(async () => {
-    api = await startHttpApi({
-      port: 0,
-      routes: [
-        {
-          method: 'POST',
-          path: '/webhooks/{provider}',
-          invoke: async (event) => {
-            invoked.push(event);
-            return { statusCode: 200, body: '{}' };
-          },
-        },
-      ],
-    });
+    api = await startRecordingApi();
   });
   afterAll(() => api?.stop());
 
   const capture = async (init: RequestInit, query = ''): Promise<APIGatewayProxyEventV2> => {
-    invoked.length = 0;
+    api.invoked.length = 0;
     expect((await fetch(`${api.url}/webhooks/stripe${query}`, { method: 'POST', ...init })).status).toBe(200);
-    const [event] = invoked;
+    const [event] = api.invoked;
     if (!event) throw new Error('the function was not invoked');
     return event;
   };

@@ -6,25 +6,11 @@
 import { connect } from 'node:net';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHttpApi } from '../../local/http-api';
+import { type RecordingApi, startRecordingApi } from '../helpers/recording-api';
 
-let api: { url: string; stop(): Promise<void> };
-const invoked: APIGatewayProxyEventV2[] = [];
-
+let api: RecordingApi;
 beforeAll(async () => {
-  api = await startHttpApi({
-    port: 0,
-    routes: [
-      {
-        method: 'POST',
-        path: '/webhooks/{provider}',
-        invoke: async (event) => {
-          invoked.push(event);
-          return { statusCode: 200, body: '{"outcome":"accepted"}' };
-        },
-      },
-    ],
-  });
+  api = await startRecordingApi();
 });
 afterAll(() => api?.stop());
 
@@ -46,9 +32,9 @@ function sendRaw(head: string[], body: string): Promise<string> {
 }
 
 async function eventFor(head: string[], body = '{}'): Promise<APIGatewayProxyEventV2> {
-  invoked.length = 0;
+  api.invoked.length = 0;
   expect(await sendRaw(head, body)).toMatch(/^HTTP\/1\.1 200/);
-  const [event] = invoked;
+  const [event] = api.invoked;
   if (!event) throw new Error('the function was not invoked');
   return event;
 }

@@ -3,7 +3,6 @@
  * API Gateway's 10 MiB body limit and Lambda's 6,291,456-byte synchronous invocation limit, for
  * text bodies (a JSON string in the event, escaped) and binary ones (base64).
  */
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   HTTP_API_MAX_BODY_BYTES,
@@ -11,27 +10,11 @@ import {
   LAMBDA_SYNC_REQUEST_LIMIT_BYTES,
   largestDeliverableBody,
 } from '../../lambdas/shared/payload-limits';
-import { startHttpApi } from '../../local/http-api';
+import { type RecordingApi, startRecordingApi } from '../helpers/recording-api';
 
-let api: { url: string; stop(): Promise<void> };
-const invoked: APIGatewayProxyEventV2[] = [];
-const refused: Array<{ status: number; reason: string }> = [];
-
+let api: RecordingApi;
 beforeAll(async () => {
-  api = await startHttpApi({
-    port: 0,
-    routes: [
-      {
-        method: 'POST',
-        path: '/webhooks/{provider}',
-        invoke: async (event) => {
-          invoked.push(event);
-          return { statusCode: 200, body: '{"outcome":"accepted"}' };
-        },
-      },
-    ],
-    onRefused: (line) => refused.push(line),
-  });
+  api = await startRecordingApi();
 });
 afterAll(() => api?.stop());
 
@@ -44,10 +27,10 @@ const post = (body: Buffer | string, contentType: string) =>
 
 /** The event's size without its body, learned from one invocation of the same shape. */
 async function envelopeBytes(contentType: string, probeBytes: number): Promise<number> {
-  invoked.length = 0;
+  api.invoked.length = 0;
   const body = Buffer.alloc(probeBytes, 'a');
   expect((await post(body, contentType)).status).toBe(200);
-  const [event] = invoked;
+  const [event] = api.invoked;
   if (!event) throw new Error('not invoked');
   return Buffer.byteLength(JSON.stringify({ ...event, body: '' }));
 }
@@ -59,16 +42,16 @@ describe('local HTTP API: the platform payload limits', () => {
     const { text } = largestDeliverableBody(envelope);
     expect(text).toBe(LAMBDA_SYNC_REQUEST_LIMIT_BYTES - 1 - envelope);
 
-    invoked.length = 0;
+    api.invoked.length = 0;
     expect((await post(Buffer.alloc(text, 'a'), 'application/json')).status).toBe(200);
-    expect(invoked).toHaveLength(1);
+    expect(api.invoked).toHaveLength(1);
 
-    invoked.length = 0;
+    api.invoked.length = 0;
     const over = await post(Buffer.alloc(text + 1, 'a'), 'application/json');
     expect(over.status).toBe(413);
     expect(await over.json()).toEqual({ message: 'Request Too Long' });
-    expect(invoked).toHaveLength(0);
-    expect(refused.at(-1)?.reason).toMatch(/RequestEntityTooLargeException/);
+    expect(api.invoked).toHaveLength(0);
+    expect(api.refused.at(-1)?.reason).toMatch(/RequestEntityTooLargeException/);
   }, 30_000);
 
   it('counts JSON escaping against the limit: quotes take two bytes in the event', async () => {
@@ -76,9 +59,9 @@ describe('local HTTP API: the platform payload limits', () => {
     const { text } = largestDeliverableBody(envelope);
     const quoted = `"${'a'.repeat(text - 2)}"`; // fits as bytes, but escaping adds 2
     expect(jsonEscapeOverhead(quoted)).toBe(2);
-    invoked.length = 0;
+    api.invoked.length = 0;
     expect((await post(quoted, 'application/json')).status).toBe(413);
-    expect(invoked).toHaveLength(0);
+    expect(api.invoked).toHaveLength(0);
   }, 30_000);
 
   it('passes the largest binary body (base64 in the event) and refuses the next 3 bytes', async () => {
@@ -86,20 +69,20 @@ describe('local HTTP API: the platform payload limits', () => {
     const { base64 } = largestDeliverableBody(envelope);
     expect(base64).toBe(Math.floor((LAMBDA_SYNC_REQUEST_LIMIT_BYTES - 1 - envelope) / 4) * 3);
 
-    invoked.length = 0;
+    api.invoked.length = 0;
     expect((await post(Buffer.alloc(base64, 0xff), 'application/octet-stream')).status).toBe(200);
-    expect(invoked[0]?.isBase64Encoded).toBe(true);
-    invoked.length = 0;
+    expect(api.invoked[0]?.isBase64Encoded).toBe(true);
+    api.invoked.length = 0;
     expect((await post(Buffer.alloc(base64 + 3, 0xff), 'application/octet-stream')).status).toBe(413);
-    expect(invoked).toHaveLength(0);
+    expect(api.invoked).toHaveLength(0);
   }, 30_000);
 
   it("refuses a body over API Gateway's 10 MiB with API Gateway's 413", async () => {
-    invoked.length = 0;
+    api.invoked.length = 0;
     const response = await post(Buffer.alloc(HTTP_API_MAX_BODY_BYTES + 1, 'a'), 'application/json');
     expect(response.status).toBe(413);
     expect(await response.text()).toBe(`HTTP content length exceeded ${HTTP_API_MAX_BODY_BYTES} bytes.`);
-    expect(invoked).toHaveLength(0);
-    expect(refused.at(-1)).toMatchObject({ status: 413, reason: 'body over 10 MiB' });
+    expect(api.invoked).toHaveLength(0);
+    expect(api.refused.at(-1)).toMatchObject({ status: 413, reason: 'body over 10 MiB' });
   }, 30_000);
 });
