@@ -36,11 +36,17 @@ export interface MetricWindow {
   readonly label?: string;
 }
 
-function emfMetric(service: string, metricName: string, provider: ProviderId, window: MetricWindow) {
+/** An EMF metric as the Lambdas emit it: `service`, and `provider` where the metric has one. */
+function emfMetric(
+  service: string,
+  metricName: string,
+  provider: ProviderId | undefined,
+  window: MetricWindow,
+) {
   return new cloudwatch.Metric({
     namespace: METRIC_NAMESPACE,
     metricName,
-    dimensionsMap: { [SERVICE_DIMENSION]: service, [PROVIDER_DIMENSION]: provider },
+    dimensionsMap: { [SERVICE_DIMENSION]: service, ...(provider ? { [PROVIDER_DIMENSION]: provider } : {}) },
     statistic: window.statistic ?? cloudwatch.Stats.SUM,
     period: window.period ?? Duration.minutes(5),
     ...(window.label ? { label: window.label } : {}),
@@ -190,14 +196,6 @@ export function processorOutcomeTotal(name: ProcessorMetricName, period = Durati
 
 export type SweeperMetricName = (typeof SweeperMetric)[keyof typeof SweeperMetric];
 
-/** A sweeper metric: dimension `service` only (one run covers every provider). */
-export function sweeperMetric(metricName: SweeperMetricName, window: MetricWindow = {}): cloudwatch.Metric {
-  return new cloudwatch.Metric({
-    namespace: METRIC_NAMESPACE,
-    metricName,
-    dimensionsMap: { [SERVICE_DIMENSION]: SWEEPER_SERVICE },
-    period: window.period ?? Duration.minutes(5),
-    statistic: window.statistic ?? cloudwatch.Stats.MAXIMUM,
-    ...(window.label ? { label: window.label } : {}),
-  });
-}
+/** A sweeper metric: dimension `service` only (one run covers every provider); Maximum by default. */
+export const sweeperMetric = (metricName: SweeperMetricName, window: MetricWindow = {}): cloudwatch.Metric =>
+  emfMetric(SWEEPER_SERVICE, metricName, undefined, { statistic: cloudwatch.Stats.MAXIMUM, ...window });
