@@ -63,6 +63,9 @@ export interface RunningLocalStack {
   stop(): Promise<void>;
 }
 
+/** Concurrent batches per event source mapping locally, at most (LOCAL_MAX_CONCURRENT_BATCHES). */
+export const LOCAL_CONCURRENT_BATCHES_CAP = 10;
+
 /** Local-only knobs, read from the environment (docs: README "Run it locally"). */
 function knob(env: NodeJS.ProcessEnv, name: string): number | undefined {
   const raw = env[name]?.trim();
@@ -133,13 +136,17 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
     const faultStateDirectory = mkdtempSync(join(tmpdir(), 'webhooks-faults-'));
     stoppers.push(async () => rmSync(faultStateDirectory, { recursive: true, force: true }));
 
-    // A function fed by event source mappings gets an execution environment per concurrent batch.
+    // A function fed by event source mappings gets an execution environment per concurrent batch,
+    // up to a local cap: the deployed default (100) would be 100 node processes on a laptop.
+    const batchCap = knob(env, 'LOCAL_MAX_CONCURRENT_BATCHES') ?? LOCAL_CONCURRENT_BATCHES_CAP;
+    const localBatches = (properties: Readonly<Record<string, unknown>>) =>
+      Math.min(concurrentBatches(properties), batchCap);
     const batchesByFunction = new Map<string, number>();
     for (const [, mapping] of resourcesOfType(template, 'AWS::Lambda::EventSourceMapping')) {
       const fnId = String(resolver.resolve(mapping.Properties?.FunctionName));
       batchesByFunction.set(
         fnId,
-        (batchesByFunction.get(fnId) ?? 0) + concurrentBatches(mapping.Properties ?? {}),
+        (batchesByFunction.get(fnId) ?? 0) + localBatches(mapping.Properties ?? {}),
       );
     }
 
@@ -197,7 +204,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
         queueUrl,
         batchSize: Number(props.BatchSize ?? 10),
         waitTimeSeconds: 1,
-        concurrency: concurrentBatches(props),
+        concurrency: localBatches(props),
         functionName: friendlyName(fnId),
         handler: async (event) => {
           const result = (await fn.invoke(event)) as
@@ -210,6 +217,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
         },
         onError: (error) => log(`[poller] ${String(error)}`),
       });
+      if (concurrentBatches(props) > batchCap)
+        log(
+          `[poller] ${friendlyName(fnId)}: ${batchCap} batches at once locally (deployed: ${concurrentBatches(props)}; LOCAL_MAX_CONCURRENT_BATCHES)`,
+        );
       poller.start();
       stoppers.push(() => poller.stop());
     }

@@ -155,6 +155,12 @@ describe('npm start: the local stack end to end', () => {
     expect(outputs.LocalEffectsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
   });
 
+  it('runs the deployed 100 concurrent batches as at most 10 locally, and says so', () => {
+    expect(stack.log()).toMatch(
+      /\[poller\] \S+: 10 batches at once locally \(deployed: 100; LOCAL_MAX_CONCURRENT_BATCHES\)/,
+    );
+  });
+
   it('1. sequential duplicate: both 200, one Payments row, one ledger posting, one receipt, deliveries = 2', async () => {
     const { body, key } = succeeded('pi_e2e_seq');
     const first = await post('stripe', body, stripeHeaders(body));
