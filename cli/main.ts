@@ -3,6 +3,7 @@
  * failures are one line on stderr and a non-zero exit; see cli/errors.ts.
  */
 
+import { readFileSync } from 'node:fs';
 import type { CommandIO } from './command';
 import { COMMANDS, overview, resolveCommand } from './commands';
 import { CliError, UsageError } from './errors';
@@ -23,7 +24,20 @@ function complain(message: string): void {
   process.stderr.write(`webhooks: ${message}\n`);
 }
 
+/** The installed package's version, from its package.json (one directory above cli/). */
+function version(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    name?: string;
+    version?: string;
+  };
+  return `webhooks ${manifest.version ?? 'unknown'} (${manifest.name ?? 'idempotent-webhook-receiver'})`;
+}
+
 async function run(argv: readonly string[]): Promise<number> {
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+    io.print(version());
+    return 0;
+  }
   const resolved = resolveCommand(argv);
   if (resolved.kind === 'help') {
     io.print(overview());

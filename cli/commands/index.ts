@@ -29,6 +29,8 @@ ${commands}
 options (every command)
 ${GLOBAL_OPTIONS_HELP}
 
+  --version      the package version (webhooks --version)
+
 Without --stack: the local stack of npm start, from its outputs file ($LOCAL_OUTPUTS_FILE, else
 cdk-outputs.local.json). webhooks <command> --help for each command; docs/operations.md for runbooks.`;
 }

@@ -90,10 +90,6 @@ export class StateStore {
     this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   }
 
-  tableName(table: TableRef): string {
-    return this.tableNames[table];
-  }
-
   async get(table: TableRef, pk: string): Promise<Record<string, unknown> | undefined> {
     const result = await this.doc.send(
       new GetCommand({ TableName: this.tableNames[table], Key: { pk }, ConsistentRead: true }),

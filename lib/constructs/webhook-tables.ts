@@ -48,9 +48,4 @@ export class WebhookTables extends Construct {
     this.orders = table('Orders');
     this.resources = table('Resources');
   }
-
-  /** The tables the processor's business handlers write (everything but the claims table). */
-  get businessTables(): readonly dynamodb.Table[] {
-    return [this.payments, this.orders, this.resources];
-  }
 }

@@ -3,7 +3,7 @@
  * stderr with a non-zero exit, never a stack trace. No stack needed.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -29,6 +29,15 @@ async function webhooks(...args: string[]): Promise<{ code: number; stdout: stri
 const noStackTrace = (text: string) => expect(text).not.toMatch(/\n\s+at /);
 
 describe('the webhooks bin', () => {
+  it('prints the package version with --version and exits 0', async () => {
+    const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const result = await webhooks(flag);
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      expect(result.stdout.trim()).toBe(`webhooks ${version} (idempotent-webhook-receiver)`);
+    }
+  });
+
   it.each([
     { args: ['--help'] },
     { args: ['inspect', '--help'] },
