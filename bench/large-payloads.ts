@@ -9,12 +9,13 @@
  * claim check (S3 PUT + GET), from list prices (./prices.ts), with and without the processor's
  * per-event archive PUT.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { SQS_BILLING_CHUNK_BYTES, SQS_MAX_MESSAGE_BYTES } from '../lambdas/shared/payload-limits';
 import { sampleDelivery } from '../local/samples';
 import type { BundleInfo } from './bundles';
@@ -96,6 +97,27 @@ interface ChildOutput {
 
 const SECRET = 'bench-large-payload-secret';
 
+async function runChild(options: {
+  readonly maxBuffer: number;
+  readonly env: NodeJS.ProcessEnv;
+}): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(
+      process.execPath,
+      ['--input-type=module', '-e', CHILD],
+      { ...options, encoding: 'utf8' },
+    );
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string };
+    return {
+      code: typeof e.code === 'number' ? e.code : 1,
+      stdout: e.stdout ?? '',
+      stderr: e.stderr ?? String(error),
+    };
+  }
+}
+
 export async function measureLargePayloads(
   receiver: BundleInfo,
   endpoints: Endpoints,
@@ -121,8 +143,9 @@ export async function measureLargePayloads(
       options.progress?.(`  ${bytes / 1e6} MB push x ${options.runs} in a fresh process...`);
       const file = join(dir, `push-${bytes}.json`);
       writeFileSync(file, sampleDelivery('github', { secret: SECRET, bytes }).body);
-      const result = spawnSync(process.execPath, ['--input-type=module', '-e', CHILD], {
-        encoding: 'utf8',
+      // Asynchronously: with --skip-load the emulators run in this process, and a blocking spawn
+      // would stop them answering the child (its requests then time out).
+      const result = await runChild({
         maxBuffer: 16 * 1024 * 1024,
         env: {
           PATH: process.env.PATH ?? '',
@@ -146,7 +169,7 @@ export async function measureLargePayloads(
           BENCH_RUNS: String(options.runs),
         },
       });
-      if (result.status !== 0) throw new Error(`large-payload run (${bytes} B) failed: ${result.stderr}`);
+      if (result.code !== 0) throw new Error(`large-payload run (${bytes} B) failed: ${result.stderr}`);
       const lastLine = result.stdout.trim().split('\n').at(-1) ?? '';
       const out = JSON.parse(lastLine) as ChildOutput;
       const peakRssMb = round3(out.peakKb / 1024);

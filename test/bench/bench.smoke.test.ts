@@ -10,6 +10,7 @@ import { runInProcess } from '../../bench/inprocess';
 import { claimCheckBreakEven } from '../../bench/large-payloads';
 import { renderReport } from '../../bench/report';
 import { buildResults } from '../../bench/results';
+import { measureSweepCost } from '../../bench/sweeper';
 import { CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES } from '../../lambdas/shared/payload-limits';
 
 const finite = (value: unknown) => typeof value === 'number' && Number.isFinite(value);
@@ -96,6 +97,23 @@ describe('the benchmark, smoke run', () => {
     expect(results.costPerMillion.ours.newEvents.apiGateway).toBe(1);
     expect(renderReport(results)).toContain('Receiver latency');
     expect(renderReport(results)).toContain('Claim-check break-even');
+  }, 60_000);
+
+  it('measures a sweep: the due run re-sends and reports, the quiet run is the 33 index queries alone', async () => {
+    const sweepCost = await measureSweepCost(
+      {
+        dynamoDbEndpoint: inject('dynamoDbEndpoint'),
+        sqsEndpoint: inject('sqsEndpoint'),
+        s3Endpoint: inject('s3Endpoint'),
+      },
+      { finished: 20, stuck: 2, progress: () => undefined },
+    );
+    expect(sweepCost.dueRun).toMatchObject({ requeued: 2, reported: 2 });
+    expect(sweepCost.dueRun.requests).toEqual(['Query x33', 'GetItem x4', 'UpdateItem x4']);
+    expect(sweepCost.quietRun).toMatchObject({ writeUnits: 0, requests: ['Query x33'] });
+    expect(sweepCost.quietRun.readUnitsAtLeast).toBe(16.5);
+    expect(sweepCost.scanReadUnits).toBeGreaterThan(sweepCost.quietRun.readUnits);
+    expect(finite(sweepCost.quietMonthUsd) && finite(sweepCost.scanMillionMonthUsd)).toBe(true);
   }, 60_000);
 
   it('derives the default claim-check threshold from the cost model: one chunk with the archive, 7 without', () => {
