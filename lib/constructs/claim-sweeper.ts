@@ -16,7 +16,7 @@ import { Construct } from 'constructs';
 import { SWEEPER_SERVICE } from '../../lambdas/shared/metric-names';
 import { UNFINISHED_INDEX } from '../../lambdas/store/unfinished-index';
 import { SWEEPER_DEFAULTS } from '../../lambdas/sweeper/settings';
-import { grantArchivePrefix } from './payload-archive';
+import { grantArchiveListing, grantArchivePrefix } from './payload-archive';
 import { projectPath, WebhookFunction } from './webhook-function';
 
 export interface ClaimSweeperProps {
@@ -75,12 +75,7 @@ export class ClaimSweeper extends Construct {
     sweeper.role.addToPolicy(
       new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [props.eventQueue.queueArn] }),
     );
-    // Without ListBucket, S3 answers a GET of a missing object with 403 instead of 404 (NoSuchKey),
-    // and "no stored body" could not be told from a denied read.
-    // https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html#API_GetObject_Permissions
-    sweeper.role.addToPolicy(
-      new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [props.archiveBucket.bucketArn] }),
-    );
+    grantArchiveListing(sweeper.role, props.archiveBucket);
     grantArchivePrefix(
       sweeper.role,
       props.archiveBucket,

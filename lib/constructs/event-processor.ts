@@ -15,7 +15,7 @@ import { DLQ_RETENTION_SECONDS, REDRIVE_MARGIN_SECONDS } from '../../lambdas/sha
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names';
 import { SQS_MAX_MESSAGE_BYTES } from '../../lambdas/shared/payload-limits';
 import { PROCESSOR_SERVICE } from './metrics';
-import { grantArchivePrefix } from './payload-archive';
+import { grantArchiveListing, grantArchivePrefix } from './payload-archive';
 import { WebhookFunction } from './webhook-function';
 
 /**
@@ -143,6 +143,7 @@ export class EventProcessor extends Construct {
     );
 
     // The archive: write objects under the events/ prefix, and read claim-checked bodies back.
+    grantArchiveListing(processor.role, props.archiveBucket);
     grantArchivePrefix(
       processor.role,
       props.archiveBucket,

@@ -70,3 +70,12 @@ export function grantArchivePrefix(
     reason,
   });
 }
+
+/**
+ * Lets `role` list the bucket. Without it S3 answers a GET of a missing object with 403 instead of
+ * 404 (NoSuchKey), and "not stored" cannot be told from "denied" (the processor's log, the sweeper's
+ * decision). https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html#API_GetObject_Permissions
+ */
+export function grantArchiveListing(role: iam.Role, bucket: s3.IBucket): void {
+  role.addToPolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
+}

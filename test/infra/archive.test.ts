@@ -60,12 +60,17 @@ describe('payload archive', () => {
     });
   });
 
-  it('lets the processor put and get objects under events/ of that bucket only', () => {
+  it('lets the processor put and get objects under events/ of that bucket only, and list it (404, not 403, for a missing body)', () => {
     const role = s.logicalId(s.stack.webhooks.processorFunction.role as never);
     const s3Statements = statementsOfRole(s.template, role).filter((st) =>
       JSON.stringify(st.Action).includes('s3:'),
     );
     expect(s3Statements).toEqual([
+      {
+        Action: 's3:ListBucket',
+        Effect: 'Allow',
+        Resource: { 'Fn::GetAtt': [s.logicalId(s.stack.webhooks.archiveBucket), 'Arn'] },
+      },
       {
         Action: ['s3:PutObject', 's3:GetObject'],
         Effect: 'Allow',
