@@ -15,7 +15,7 @@ import {
   readSynthesizedStack,
   resourcesOfType,
 } from '../local/template';
-import { type LatencySummary, round3, summarize } from './stats';
+import { type LatencySummary, summarize } from './stats';
 
 export const PROJECT_ROOT = resolve(import.meta.dirname, '..');
 
@@ -233,5 +233,3 @@ export function measureStartup(app: SynthesizedApp, runs: number): StartupResult
       `${runs} runs per case, cases interleaved, one unmeasured round first; p50 is the median`,
   };
 }
-
-export const kib = (bytes: number): number => round3(bytes / 1024);

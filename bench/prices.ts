@@ -79,5 +79,3 @@ export const PRICES = {
       'confirmed by secondary pages on the May 2025 Lambda log pricing; not part of the issue, shown separately',
   },
 } as const satisfies Record<string, Price>;
-
-export type PriceName = keyof typeof PRICES;

@@ -25,14 +25,6 @@ export interface ScheduledTarget {
   readonly functionId: string;
 }
 
-/** `rate(5 minutes)` -> 300 (seconds); undefined for cron() and anything else. */
-export function rateSeconds(expression: string): number | undefined {
-  const m = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/.exec(expression.trim());
-  if (!m) return undefined;
-  const unit = m[2]?.startsWith('minute') ? 60 : m[2]?.startsWith('hour') ? 3600 : 86_400;
-  return Number(m[1]) * unit;
-}
-
 /** The scheduled rules of the template and the functions they target (by logical id). */
 export function scheduledTargets(
   template: CfnTemplate,

@@ -28,8 +28,6 @@ const ESM_REQUIRE_BANNER =
 export interface WebhookFunctionProps {
   /** Path to the handler module (TypeScript or JavaScript) exporting `handler`. */
   readonly entry: string;
-  /** @default 'handler' */
-  readonly handler?: string;
   readonly description: string;
   readonly timeout: Duration;
   readonly memorySize: number;
@@ -66,7 +64,7 @@ export class WebhookFunction extends Construct {
 
     this.function = new nodejs.NodejsFunction(this, 'Function', {
       entry: props.entry,
-      handler: props.handler ?? 'handler',
+      handler: 'handler',
       description: props.description,
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,

@@ -55,11 +55,4 @@ export class WebhookSecrets extends Construct {
     }
     this.secrets = secrets;
   }
-
-  get secretArns(): Readonly<Record<ProviderId, string>> {
-    return Object.fromEntries(PROVIDER_IDS.map((p) => [p, this.secrets[p].secretArn])) as Record<
-      ProviderId,
-      string
-    >;
-  }
 }
