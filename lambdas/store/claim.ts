@@ -60,6 +60,9 @@ export interface ClaimRecord {
   /** How a DONE event ended: `applied`, `stale`, `unhandled` or `noop`. */
   readonly outcome?: string;
   readonly processingAttempts?: number;
+  /** ISO-8601: when the current (or last) processing attempt took the lease, and its last step. */
+  readonly processingStartedAt?: string;
+  readonly lastStepAt?: string;
   /** Business rows the event wrote, as `<table>:<pk>` (`payments:stripe:platform:pi_1`). */
   readonly writtenRows?: readonly string[];
   /** S3 key of the payload archive object (bucket: the stack's archive bucket). */

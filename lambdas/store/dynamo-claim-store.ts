@@ -4,8 +4,7 @@
  * absent, because DynamoDB deletes expired items lazily (hours, sometimes days, after expiry):
  * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html
  */
-import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   type ClaimRecord,
   ClaimStatus,
@@ -17,6 +16,7 @@ import {
   newClaimRecord,
   type TakeOverExpectation,
 } from './claim';
+import { ClaimsTable, epochSeconds, isoTime as iso } from './claims-table';
 import { writeNewClaim } from './new-claim';
 import { pendingShard } from './unfinished-index';
 
@@ -25,20 +25,12 @@ export interface DynamoClaimStoreOptions {
   readonly tableName: string;
 }
 
-const iso = (ms: number): string => new Date(ms).toISOString();
-const epochSeconds = (ms: number): number => Math.floor(ms / 1000);
 /** Condition fragment: the item exists and is inside its TTL window. */
 const LIVE = 'attribute_exists(pk) AND expiresAt > :nowS';
 
-export class DynamoClaimStore implements ClaimStore {
-  private readonly doc: DynamoDBDocumentClient;
-  private readonly tableName: string;
-
+export class DynamoClaimStore extends ClaimsTable implements ClaimStore {
   constructor(options: DynamoClaimStoreOptions) {
-    this.doc = DynamoDBDocumentClient.from(options.client, {
-      marshallOptions: { removeUndefinedValues: true },
-    });
-    this.tableName = options.tableName;
+    super(options.client, options.tableName);
   }
 
   async createClaim(claim: NewClaim, lease: Lease, nowMs: number): Promise<CreateClaimResult> {
@@ -51,7 +43,7 @@ export class DynamoClaimStore implements ClaimStore {
   }
 
   async recordDuplicate(pk: string, nowMs: number): Promise<ClaimRecord | undefined> {
-    return this.conditionalUpdate({
+    return this.updateReturning({
       Key: { pk },
       UpdateExpression: 'ADD deliveries :one SET lastSeenAt = :now',
       ConditionExpression: LIVE,
@@ -60,10 +52,7 @@ export class DynamoClaimStore implements ClaimStore {
   }
 
   async getClaim(pk: string, nowMs: number): Promise<ClaimRecord | undefined> {
-    const result = await this.doc.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk }, ConsistentRead: true }),
-    );
-    const item = result.Item as ClaimRecord | undefined;
+    const item = await this.readItem(pk);
     return item && !isExpired(item, nowMs) ? item : undefined;
   }
 
@@ -75,7 +64,7 @@ export class DynamoClaimStore implements ClaimStore {
   ): Promise<ClaimRecord | undefined> {
     const tokenCondition =
       expected.leaseToken === undefined ? 'attribute_not_exists(leaseToken)' : 'leaseToken = :oldToken';
-    return this.conditionalUpdate({
+    return this.updateReturning({
       Key: { pk },
       // Back in the index of unfinished claims (a FAILED claim had left it), out of any stuck report.
       UpdateExpression:
@@ -110,7 +99,7 @@ export class DynamoClaimStore implements ClaimStore {
       ...(messageId ? ['messageId = :messageId'] : []),
       ...(archiveKey ? ['archiveKey = :archiveKey'] : []),
     ];
-    const updated = await this.conditionalUpdate({
+    const updated = await this.updateReturning({
       Key: { pk },
       UpdateExpression: `SET ${sets.join(', ')} REMOVE leaseToken, leaseExpiresAt, leaseOwner, lastError`,
       ConditionExpression: 'leaseToken = :token AND #status = :received',
@@ -128,7 +117,7 @@ export class DynamoClaimStore implements ClaimStore {
   }
 
   async releaseClaim(pk: string, leaseToken: string, reason: string, nowMs: number): Promise<boolean> {
-    const updated = await this.conditionalUpdate({
+    const updated = await this.updateReturning({
       Key: { pk },
       // The lease ends now: the next delivery of the key takes the claim over and enqueues.
       UpdateExpression: 'SET leaseExpiresAt = :nowMs, lastError = :reason',
@@ -142,19 +131,5 @@ export class DynamoClaimStore implements ClaimStore {
       },
     });
     return updated !== undefined;
-  }
-
-  private async conditionalUpdate(
-    input: Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName' | 'ReturnValues'>,
-  ): Promise<ClaimRecord | undefined> {
-    try {
-      const result = await this.doc.send(
-        new UpdateCommand({ ...input, TableName: this.tableName, ReturnValues: 'ALL_NEW' }),
-      );
-      return result.Attributes as ClaimRecord | undefined;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
   }
 }

@@ -17,6 +17,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { CLAIM_ABSENT_OR_EXPIRED, type ClaimRecord, isExpired } from './claim';
+import { epochSeconds } from './claims-table';
 
 /** How far processing got: kept when a claim of the same event is created again over its expired item. */
 export const PROGRESS_ATTRIBUTES = [
@@ -54,8 +55,6 @@ const WINDOW_ATTRIBUTES = [
 export type NewClaimResult =
   | { readonly created: true; readonly claim: ClaimRecord }
   | { readonly created: false; readonly existing: ClaimRecord | undefined };
-
-const epochSeconds = (ms: number): number => Math.floor(ms / 1000);
 
 function oldItem(error: ConditionalCheckFailedException): ClaimRecord | undefined {
   // lib-dynamodb does not unmarshall the item carried by the error.

@@ -3,9 +3,10 @@
  * or fail, all fenced by the lease token the worker took. Item layout: see ./claim.ts.
  */
 import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type ClaimRecord, ClaimStatus, isExpired, type Lease, type NewClaim, newClaimRecord } from './claim';
+import { ClaimsTable, isoTime as iso, epochSeconds as seconds } from './claims-table';
 import { writeNewClaim } from './new-claim';
 import { pendingShard, UNFINISHED_ATTRIBUTES } from './unfinished-index';
 
@@ -59,8 +60,6 @@ export class LeaseLostError extends Error {
   }
 }
 
-const iso = (ms: number): string => new Date(ms).toISOString();
-
 /** A claim a worker may take: queued or failed, or processing under a lease that ran out. */
 const TAKEABLE =
   '(#status IN (:received, :enqueued, :failed) OR (#status = :processing AND leaseExpiresAt <= :nowMs))';
@@ -78,16 +77,10 @@ function isTakeable(claim: ClaimRecord, nowMs: number): boolean {
     (claim.status === ClaimStatus.Processing && (claim.leaseExpiresAt ?? 0) <= nowMs)
   );
 }
-const seconds = (ms: number): number => Math.floor(ms / 1000);
 
-export class ProcessingClaims {
-  private readonly doc: DynamoDBDocumentClient;
-
-  constructor(
-    client: DynamoDBClient,
-    readonly tableName: string,
-  ) {
-    this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+export class ProcessingClaims extends ClaimsTable {
+  constructor(client: DynamoDBClient, tableName: string) {
+    super(client, tableName);
   }
 
   /**
@@ -160,7 +153,7 @@ export class ProcessingClaims {
     lease: Lease,
     nowMs: number,
   ): Promise<BeginProcessingResult> {
-    const record: ClaimRecord & { processingStartedAt: string } = {
+    const record: ClaimRecord = {
       ...newClaimRecord(claim, lease, ClaimStatus.Processing, nowMs),
       processingAttempts: 1,
       processingStartedAt: iso(nowMs),
@@ -178,31 +171,22 @@ export class ProcessingClaims {
    * worker; false when the claim is absent, expired, DONE or held.
    */
   async failUnheld(pk: string, error: string, nowMs: number, retainUntil: number): Promise<boolean> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk },
-          UpdateExpression: `SET #status = :failed, failedAt = :now, lastError = :error, lastErrorAt = :now, expiresAt = :retainUntil REMOVE leaseToken, leaseExpiresAt, leaseOwner, ${LEAVE_INDEX}`,
-          ConditionExpression: `attribute_exists(pk) AND expiresAt > :nowS AND ${TAKEABLE}`,
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ...TAKEABLE_VALUES,
-            ':processing': ClaimStatus.Processing,
-            ':failed': ClaimStatus.Failed,
-            ':now': iso(nowMs),
-            ':error': error.slice(0, 1000),
-            ':nowS': seconds(nowMs),
-            ':nowMs': nowMs,
-            ':retainUntil': retainUntil,
-          },
-        }),
-      );
-      return true;
-    } catch (caught) {
-      if (caught instanceof ConditionalCheckFailedException) return false;
-      throw caught;
-    }
+    return this.updateIf({
+      Key: { pk },
+      UpdateExpression: `SET #status = :failed, failedAt = :now, lastError = :error, lastErrorAt = :now, expiresAt = :retainUntil REMOVE leaseToken, leaseExpiresAt, leaseOwner, ${LEAVE_INDEX}`,
+      ConditionExpression: `attribute_exists(pk) AND expiresAt > :nowS AND ${TAKEABLE}`,
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ...TAKEABLE_VALUES,
+        ':processing': ClaimStatus.Processing,
+        ':failed': ClaimStatus.Failed,
+        ':now': iso(nowMs),
+        ':error': error.slice(0, 1000),
+        ':nowS': seconds(nowMs),
+        ':nowMs': nowMs,
+        ':retainUntil': retainUntil,
+      },
+    });
   }
 
   /** The fenced update recording a completed step (and DONE, when `mark.done` is set). */
@@ -318,11 +302,7 @@ export class ProcessingClaims {
   }
 
   private async fenced(pk: string, update: ClaimStepUpdate): Promise<void> {
-    try {
-      await this.doc.send(new UpdateCommand(update));
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) throw new LeaseLostError(pk);
-      throw error;
-    }
+    const { TableName: _table, ...input } = update;
+    if (!(await this.updateIf(input))) throw new LeaseLostError(pk);
   }
 }

@@ -4,9 +4,10 @@
  * a processor or another sweep that moved the claim in between always wins. Layout: ./claim.ts and
  * ./unfinished-index.ts.
  */
-import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type ClaimRecord, ClaimStatus } from './claim';
+import { ClaimsTable, isoTime as iso, epochSeconds as seconds } from './claims-table';
 import { pendingShard, pendingShards, STUCK_SHARD, UNFINISHED_INDEX } from './unfinished-index';
 
 /** An index entry: a claim's key and when it was due. */
@@ -21,23 +22,12 @@ export interface DueClaims {
   readonly truncated: boolean;
 }
 
-const iso = (ms: number): string => new Date(ms).toISOString();
-const seconds = (ms: number): number => Math.floor(ms / 1000);
 /** Queries in flight at once while listing the shards. */
 const SHARD_QUERY_CONCURRENCY = 8;
 
-export class SweepStore {
-  private readonly doc: DynamoDBDocumentClient;
-
-  /** A document client is used as given (the CLI's); a plain client is wrapped. */
-  constructor(
-    client: DynamoDBClient | DynamoDBDocumentClient,
-    readonly tableName: string,
-  ) {
-    this.doc =
-      client instanceof DynamoDBDocumentClient
-        ? client
-        : DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+export class SweepStore extends ClaimsTable {
+  constructor(client: DynamoDBClient | DynamoDBDocumentClient, tableName: string) {
+    super(client, tableName);
   }
 
   /** Unfinished claims due by `nowMs`, oldest first within each shard, at most `limit` in all. */
@@ -71,10 +61,7 @@ export class SweepStore {
 
   /** The claim, strongly consistent; undefined when absent. Expired claims are returned (see dropExpired). */
   async get(pk: string): Promise<ClaimRecord | undefined> {
-    const result = await this.doc.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk }, ConsistentRead: true }),
-    );
-    return result.Item as ClaimRecord | undefined;
+    return this.readItem(pk);
   }
 
   /** Not due yet (a live lease, a young ENQUEUED claim): look again at `sweepAt`. */
@@ -110,26 +97,19 @@ export class SweepStore {
 
   /** After a failed send of a requeued event: due again now, so the next run sends it. */
   async dueNow(pk: string, sweepAtMs: number, nowMs: number, error: string): Promise<void> {
-    await this.doc
-      .send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk },
-          UpdateExpression: 'SET sweepAt = :nowMs, lastError = :error, lastErrorAt = :now',
-          ConditionExpression: 'sweepAt = :seen AND #status = :enqueued',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':nowMs': nowMs,
-            ':seen': sweepAtMs,
-            ':enqueued': ClaimStatus.Enqueued,
-            ':error': error.slice(0, 1000),
-            ':now': iso(nowMs),
-          },
-        }),
-      )
-      .catch((caught) => {
-        if (!(caught instanceof ConditionalCheckFailedException)) throw caught;
-      });
+    await this.updateIf({
+      Key: { pk },
+      UpdateExpression: 'SET sweepAt = :nowMs, lastError = :error, lastErrorAt = :now',
+      ConditionExpression: 'sweepAt = :seen AND #status = :enqueued',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':nowMs': nowMs,
+        ':seen': sweepAtMs,
+        ':enqueued': ClaimStatus.Enqueued,
+        ':error': error.slice(0, 1000),
+        ':now': iso(nowMs),
+      },
+    });
   }
 
   /**
@@ -153,19 +133,12 @@ export class SweepStore {
 
   /** An expired claim still in the index (TTL deletes lazily): take it out, so sweeps stop reading it. */
   async dropExpired(pk: string, nowMs: number): Promise<void> {
-    await this.doc
-      .send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk },
-          UpdateExpression: 'REMOVE sweepShard, sweepAt',
-          ConditionExpression: 'attribute_exists(pk) AND expiresAt <= :nowS',
-          ExpressionAttributeValues: { ':nowS': seconds(nowMs) },
-        }),
-      )
-      .catch((caught) => {
-        if (!(caught instanceof ConditionalCheckFailedException)) throw caught;
-      });
+    await this.updateIf({
+      Key: { pk },
+      UpdateExpression: 'REMOVE sweepShard, sweepAt',
+      ConditionExpression: 'attribute_exists(pk) AND expiresAt <= :nowS',
+      ExpressionAttributeValues: { ':nowS': seconds(nowMs) },
+    });
   }
 
   /** Keys of the stuck claims whose TTL has not passed. */
@@ -225,29 +198,20 @@ export class SweepStore {
   ): Promise<boolean> {
     const token =
       claim.leaseToken === undefined ? 'attribute_not_exists(leaseToken)' : 'leaseToken = :seenToken';
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: claim.pk },
-          UpdateExpression: update,
-          ConditionExpression: `#status = :seenStatus AND ${token} AND sweepAt = :seenSweepAt AND sweepShard = :pending AND expiresAt > :nowS AND (attribute_not_exists(leaseExpiresAt) OR leaseExpiresAt <= :nowMs)`,
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ...values,
-            ':seenStatus': claim.status,
-            ':seenSweepAt': claim.sweepAt,
-            ':pending': pendingShard(claim.pk),
-            ':nowS': seconds(nowMs),
-            ':nowMs': nowMs,
-            ...(claim.leaseToken === undefined ? {} : { ':seenToken': claim.leaseToken }),
-          },
-        }),
-      );
-      return true;
-    } catch (caught) {
-      if (caught instanceof ConditionalCheckFailedException) return false;
-      throw caught;
-    }
+    return this.updateIf({
+      Key: { pk: claim.pk },
+      UpdateExpression: update,
+      ConditionExpression: `#status = :seenStatus AND ${token} AND sweepAt = :seenSweepAt AND sweepShard = :pending AND expiresAt > :nowS AND (attribute_not_exists(leaseExpiresAt) OR leaseExpiresAt <= :nowMs)`,
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ...values,
+        ':seenStatus': claim.status,
+        ':seenSweepAt': claim.sweepAt,
+        ':pending': pendingShard(claim.pk),
+        ':nowS': seconds(nowMs),
+        ':nowMs': nowMs,
+        ...(claim.leaseToken === undefined ? {} : { ':seenToken': claim.leaseToken }),
+      },
+    });
   }
 }
