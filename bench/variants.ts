@@ -47,7 +47,7 @@ import type {
 } from 'aws-lambda';
 import { HttpLedger, HttpMailer } from '../lambdas/processor/effects';
 import { createProcessorHandler, type ProcessorHandler } from '../lambdas/processor/handler';
-import { EXAMPLE_HANDLERS } from '../lambdas/processor/handlers';
+import { EXAMPLE_APPLIERS } from '../lambdas/processor/appliers';
 import { StateStore } from '../lambdas/processor/state-store';
 import { stripeProvider } from '../lambdas/providers/stripe';
 import { SqsEventQueue } from '../lambdas/queue/event-queue';
@@ -315,7 +315,7 @@ export async function createOurProcessor(
     deps: () => ({
       claims: new ProcessingClaims(dynamo, receiver.tableName),
       state: new StateStore(dynamo, { payments, orders, resources }),
-      handlers: EXAMPLE_HANDLERS,
+      appliers: EXAMPLE_APPLIERS,
       leaseSeconds: 120,
       maxReceiveCount: 5,
       claimRetentionSeconds: CLAIM_RETENTION_DEFAULT_SECONDS,

@@ -74,7 +74,7 @@ export interface IdempotentWebhookReceiverProps {
   readonly receiverReservedConcurrency?: number;
   /**
    * The processor's module (TypeScript or JavaScript) exporting `handler`, an SQS handler that
-   * returns `SQSBatchResponse`. Point it at your own module to plug in your business handlers.
+   * returns `SQSBatchResponse`. Point it at your own module to plug in your appliers (docs/processor.md).
    * @default lambdas/processor/handler.ts of this project
    */
   readonly processorEntry?: string;

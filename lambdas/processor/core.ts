@@ -1,6 +1,6 @@
 /**
  * The processor's core: apply one queued event exactly once. Pure of the SQS wiring: the claim
- * store, the business tables, the handlers, the effect adapters and the clock are injected.
+ * store, the business tables, the appliers, the effect adapters and the clock are injected.
  *
  *   claim the processing lease ─▶ plan (read rows) ─▶ commit writes + step `state` (one transaction)
  *     ─▶ effect 1 ─▶ marker ─▶ effect 2 ─▶ marker + DONE
@@ -25,11 +25,11 @@ import { ArchiveFormatError, type PayloadArchive } from '../store/payload-archiv
 import { LeaseLostError, type ProcessingClaims, type ProcessingOutcome } from '../store/processing-claims';
 import { isNewer, type ReadMark, readMark, type StateStore, WriteConflictError } from './state-store';
 import type {
-  BusinessHandler,
+  Applier,
   Effect,
   EffectContext,
   EffectDefinition,
-  HandlerRegistry,
+  ApplierRegistry,
   LedgerAdapter,
   MailerAdapter,
   PlanContext,
@@ -45,7 +45,8 @@ export interface ProcessorLog {
 export interface ProcessorDeps {
   readonly claims: ProcessingClaims;
   readonly state: StateStore;
-  readonly handlers: HandlerRegistry;
+  /** What to apply for each provider and event type (./appliers for the example domain). */
+  readonly appliers: ApplierRegistry;
   readonly leaseSeconds: number;
   readonly maxReceiveCount: number;
   /** How long a claim is kept after each attempt and failure (lambdas/shared/claim-retention.ts). */
@@ -164,11 +165,11 @@ export function readEvent(message: EventMessage): ProcessingEvent {
   return { ...message, payload };
 }
 
-export function resolveHandler(
-  registry: HandlerRegistry,
+export function resolveApplier(
+  registry: ApplierRegistry,
   provider: string,
   eventType: string,
-): BusinessHandler | undefined {
+): Applier | undefined {
   const byType = Object.hasOwn(registry, provider) ? registry[provider] : undefined;
   return byType ? matchEventType(byType, eventType) : undefined;
 }
@@ -285,15 +286,15 @@ function progressOf(claim: Pick<ClaimRecord, 'lastCompletedStep' | 'plannedEffec
   return { stateDone: true, completed: planned.slice(0, done), remaining: planned.slice(done) };
 }
 
-function effectOf(handler: BusinessHandler, name: string): EffectDefinition | { run: Effect } | undefined {
-  const effect = handler.effects?.[name];
+function effectOf(applier: Applier, name: string): EffectDefinition | { run: Effect } | undefined {
+  const effect = applier.effects?.[name];
   if (effect === undefined) return undefined;
   return typeof effect === 'function' ? { run: effect } : effect;
 }
 
 /** Whether running the effect again is harmless: its adapter honours the idempotency key. */
-function isRepeatSafe(handler: BusinessHandler, name: string, deps: ProcessorDeps): boolean {
-  const effect = effectOf(handler, name);
+function isRepeatSafe(applier: Applier, name: string, deps: ProcessorDeps): boolean {
+  const effect = effectOf(applier, name);
   if (effect === undefined || !('adapter' in effect)) return false;
   const adapter = effect.adapter === 'ledger' ? deps.ledger : deps.mailer;
   return adapter?.honoursIdempotencyKey === true;
@@ -308,9 +309,9 @@ async function applyEvent(
 ): Promise<ProcessingOutcome> {
   const clock = deps.clock ?? Date.now;
   const archived = archiveKey === undefined ? {} : { archiveKey };
-  const handler = resolveHandler(deps.handlers, event.provider, event.eventType);
-  if (!handler) {
-    deps.log.info('no business handler for this event type; completing it as unhandled', {
+  const applier = resolveApplier(deps.appliers, event.provider, event.eventType);
+  if (!applier) {
+    deps.log.info('no business applier for this event type; completing it as unhandled', {
       key: event.key,
       provider: event.provider,
       eventType: event.eventType,
@@ -329,7 +330,7 @@ async function applyEvent(
   let outcome: ProcessingOutcome = 'applied';
   // Plan when the state is not committed yet, or when a forced replay asks for a new plan.
   if (!progress.stateDone || claim.replan === true) {
-    const committed = await commitState(event, handler, lease, archiveKey, progress, deps);
+    const committed = await commitState(event, applier, lease, archiveKey, progress, deps);
     if (committed.done) return committed.outcome;
     effects = committed.effects;
     outcome = committed.outcome;
@@ -348,8 +349,8 @@ async function applyEvent(
     return outcome;
   }
   for (const [index, name] of effects.entries()) {
-    const effect = effectOf(handler, name);
-    if (!effect) throw new Error(`handler for ${event.eventType} planned effect "${name}" but defines none`);
+    const effect = effectOf(applier, name);
+    if (!effect) throw new Error(`applier for ${event.eventType} planned effect "${name}" but defines none`);
     const context: EffectContext = {
       idempotencyKey: `${event.key}:${name}`,
       ledger: deps.ledger,
@@ -381,7 +382,7 @@ type Committed =
  */
 async function commitState(
   event: ProcessingEvent,
-  handler: BusinessHandler,
+  applier: Applier,
   lease: Lease,
   archiveKey: string | undefined,
   progress: Progress,
@@ -399,10 +400,10 @@ async function commitState(
       },
       has: (adapter) => (adapter === 'ledger' ? deps.ledger !== undefined : deps.mailer !== undefined),
     };
-    const plan = await handler.plan(event, context);
+    const plan = await applier.plan(event, context);
     // The rows already carry this event: its state committed in an earlier attempt.
     const own = reads.find((read) => read.writtenByThisEvent);
-    if (own) return resumeFromRow(event, handler, lease, archiveKey, progress, own, deps);
+    if (own) return resumeFromRow(event, applier, lease, archiveKey, progress, own, deps);
 
     const writes = plan.writes ?? [];
     const plannedEffects = plan.effects ?? [];
@@ -446,7 +447,7 @@ async function commitState(
  */
 async function resumeFromRow(
   event: ProcessingEvent,
-  handler: BusinessHandler,
+  applier: Applier,
   lease: Lease,
   archiveKey: string | undefined,
   progress: Progress,
@@ -470,7 +471,7 @@ async function resumeFromRow(
   }
 
   const recorded = own.recordedEffects;
-  const effects = (recorded ?? []).filter((name) => isRepeatSafe(handler, name, deps));
+  const effects = (recorded ?? []).filter((name) => isRepeatSafe(applier, name, deps));
   const unresumed = (recorded ?? []).filter((name) => !effects.includes(name));
   const done = effects.length === 0;
   if (recorded === undefined || unresumed.length > 0) {

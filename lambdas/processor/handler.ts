@@ -31,10 +31,10 @@ import {
   processMessage,
 } from './core';
 import { HttpLedger, HttpMailer } from './effects';
-import { EXAMPLE_HANDLERS } from './handlers';
+import { EXAMPLE_APPLIERS } from './appliers';
 import { loadProcessorSettings, PROCESSOR_DEFAULTS } from './settings';
 import { StateStore } from './state-store';
-import type { HandlerRegistry } from './types';
+import type { ApplierRegistry } from './types';
 
 /**
  * Called for each record when the processor cannot initialise (a bad setting, say): on the attempt
@@ -203,10 +203,10 @@ export function initFailureRecorder(
   };
 }
 
-/** Production wiring from the environment; `handlers` is where a user plugs in their own registry. */
+/** Production wiring from the environment; `appliers` is where a user plugs in their own registry. */
 export function processorDepsFromEnvironment(
   env: NodeJS.ProcessEnv = process.env,
-  handlers: HandlerRegistry = EXAMPLE_HANDLERS,
+  appliers: ApplierRegistry = EXAMPLE_APPLIERS,
 ): Omit<ProcessorDeps, 'log'> {
   const settings = loadProcessorSettings(env);
   const client = new DynamoDBClient({ maxAttempts: 3 });
@@ -214,7 +214,7 @@ export function processorDepsFromEnvironment(
   return {
     claims: new ProcessingClaims(client, settings.claimsTableName),
     state: new StateStore(client, settings.tableNames),
-    handlers,
+    appliers,
     leaseSeconds: settings.leaseSeconds,
     maxReceiveCount: settings.maxReceiveCount,
     claimRetentionSeconds: settings.claimRetentionSeconds,

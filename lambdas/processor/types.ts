@@ -9,7 +9,7 @@ import type { EventMessage } from '../queue/event-message';
 /** The example domain's business tables; each maps to a table name in the processor's settings. */
 export type TableRef = 'payments' | 'orders' | 'resources';
 
-/** The event as a handler sees it: the queue message plus the parsed JSON payload. */
+/** The event as an applier sees it: the queue message plus the parsed JSON payload. */
 export interface ProcessingEvent extends EventMessage {
   readonly payload: Readonly<Record<string, unknown>>;
 }
@@ -117,7 +117,7 @@ export interface MailerAdapter extends EffectAdapter {
 
 export type Effect = (event: ProcessingEvent, context: EffectContext) => Promise<void>;
 
-export interface BusinessHandler {
+export interface Applier {
   /** Decides what to write and which effects to run. Must be deterministic for a given event and state. */
   plan(event: ProcessingEvent, context: PlanContext): Promise<Plan>;
   /**
@@ -128,5 +128,10 @@ export interface BusinessHandler {
   readonly effects?: Readonly<Record<string, Effect | EffectDefinition>>;
 }
 
-/** Handlers per provider, keyed by exact event type or `prefix*` pattern (exact wins, then longest prefix). */
-export type HandlerRegistry = Readonly<Partial<Record<string, Readonly<Record<string, BusinessHandler>>>>>;
+/** Appliers per provider, keyed by exact event type or `prefix*` pattern (exact wins, then longest prefix). */
+export type ApplierRegistry = Readonly<Partial<Record<string, Readonly<Record<string, Applier>>>>>;
+
+/** @deprecated Renamed `Applier` (the Lambda entry is the only "handler"); this alias goes in 1.0. */
+export type BusinessHandler = Applier;
+/** @deprecated Renamed `ApplierRegistry`; this alias goes in 1.0. */
+export type HandlerRegistry = ApplierRegistry;

@@ -10,9 +10,9 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { ProcessorDeps } from '../../lambdas/processor/core';
 import { HttpLedger, HttpMailer } from '../../lambdas/processor/effects';
 import { createProcessorHandler, type ProcessorHandler } from '../../lambdas/processor/handler';
-import { EXAMPLE_HANDLERS } from '../../lambdas/processor/handlers';
+import { EXAMPLE_APPLIERS } from '../../lambdas/processor/appliers';
 import { StateStore } from '../../lambdas/processor/state-store';
-import type { HandlerRegistry, TableRef } from '../../lambdas/processor/types';
+import type { ApplierRegistry, TableRef } from '../../lambdas/processor/types';
 import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../../lambdas/shared/claim-retention';
 import { faultInjector } from '../../lambdas/shared/faults';
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names';
@@ -37,7 +37,7 @@ export interface PipelineOptions {
   readonly visibilityTimeoutSeconds?: number;
   readonly leaseSeconds?: number;
   readonly faultPoints?: string;
-  readonly handlers?: HandlerRegistry;
+  readonly appliers?: ApplierRegistry;
 }
 
 export interface PipelineHarness {
@@ -98,7 +98,7 @@ export async function createPipelineHarness(options: PipelineOptions = {}): Prom
   const processorDeps: Omit<ProcessorDeps, 'log'> = {
     claims: new ProcessingClaims(receiver.dynamo, claimsTable),
     state: new StateStore(receiver.dynamo, tables),
-    handlers: options.handlers ?? EXAMPLE_HANDLERS,
+    appliers: options.appliers ?? EXAMPLE_APPLIERS,
     leaseSeconds: options.leaseSeconds ?? 30,
     maxReceiveCount,
     claimRetentionSeconds: CLAIM_RETENTION_DEFAULT_SECONDS,

@@ -6,7 +6,7 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import { paymentRowKey } from '../../lambdas/processor/handlers/stripe';
+import { paymentRowKey } from '../../lambdas/processor/appliers/stripe';
 import { ClaimStatus } from '../../lambdas/store/claim';
 import { queueDepth, SqsPoller } from '../../local/sqs-poller';
 import { peekMessageBody } from '../helpers/aws';

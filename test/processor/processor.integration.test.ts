@@ -8,9 +8,9 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processMessage } from '../../lambdas/processor/core';
-import { EXAMPLE_HANDLERS } from '../../lambdas/processor/handlers';
-import { paymentRowKey } from '../../lambdas/processor/handlers/stripe';
-import type { BusinessHandler, HandlerRegistry } from '../../lambdas/processor/types';
+import { EXAMPLE_APPLIERS } from '../../lambdas/processor/appliers';
+import { paymentRowKey } from '../../lambdas/processor/appliers/stripe';
+import type { Applier, ApplierRegistry } from '../../lambdas/processor/types';
 import { ClaimStatus } from '../../lambdas/store/claim';
 import { LeaseLostError } from '../../lambdas/store/processing-claims';
 import { toSqsRecord } from '../../local/sqs-poller';
@@ -200,13 +200,13 @@ describe('processor: crashes and retries', () => {
   });
 
   it('sends a permanently failing event to the DLQ after maxReceiveCount with its claim FAILED', async () => {
-    const broken: BusinessHandler = {
+    const broken: Applier = {
       plan: async () => {
         throw new Error('handler bug: cannot read property total');
       },
     };
-    const handlers: HandlerRegistry = { ...EXAMPLE_HANDLERS, stripe: { 'customer.*': broken } };
-    h = await createPipelineHarness({ maxReceiveCount: 3, handlers });
+    const appliers: ApplierRegistry = { ...EXAMPLE_APPLIERS, stripe: { 'customer.*': broken } };
+    h = await createPipelineHarness({ maxReceiveCount: 3, appliers });
     const accepted = await deliverStripe(stripeCustomerEvent());
 
     await h.drainQueue(20_000);
@@ -219,16 +219,16 @@ describe('processor: crashes and retries', () => {
 
   it('lets a provider retry of a FAILED event queue it again and complete it once the bug is fixed', async () => {
     let broken = true;
-    const flaky: BusinessHandler = {
+    const flaky: Applier = {
       plan: async (event) => {
         if (broken) throw new Error('temporary bug');
-        return EXAMPLE_HANDLERS.stripe?.['payment_intent.*']?.plan(event, {
+        return EXAMPLE_APPLIERS.stripe?.['payment_intent.*']?.plan(event, {
           read: async () => ({ row: undefined, newer: true, writtenByThisEvent: false }),
           has: () => false,
         }) as never;
       },
     };
-    h = await createPipelineHarness({ maxReceiveCount: 2, handlers: { stripe: { 'customer.*': flaky } } });
+    h = await createPipelineHarness({ maxReceiveCount: 2, appliers: { stripe: { 'customer.*': flaky } } });
     const event = stripeCustomerEvent();
     const accepted = await deliverStripe(event);
     await h.drainQueue(20_000);
@@ -481,9 +481,9 @@ describe('processor: batches and leases', () => {
     const stalledUntil = new Promise<void>((resolve) => {
       resume = resolve;
     });
-    const stalling: BusinessHandler = {
+    const stalling: Applier = {
       async plan(event, context) {
-        const plan = await EXAMPLE_HANDLERS.stripe?.['payment_intent.*']?.plan(event, context);
+        const plan = await EXAMPLE_APPLIERS.stripe?.['payment_intent.*']?.plan(event, context);
         await stalledUntil;
         return {
           ...plan,
@@ -496,7 +496,7 @@ describe('processor: batches and leases', () => {
     };
     const a = processMessage(body, 1, {
       ...h.processorDeps,
-      handlers: { stripe: { 'payment_intent.*': stalling } },
+      appliers: { stripe: { 'payment_intent.*': stalling } },
       log,
     });
     await expect

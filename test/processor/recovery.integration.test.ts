@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { processMessage } from '../../lambdas/processor/core';
 import type { ProcessorHandler } from '../../lambdas/processor/handler';
 import { createProcessorHandler, initFailureRecorder } from '../../lambdas/processor/handler';
-import { paymentRowKey } from '../../lambdas/processor/handlers/stripe';
+import { paymentRowKey } from '../../lambdas/processor/appliers/stripe';
 import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../../lambdas/shared/claim-retention';
 import { ClaimStatus } from '../../lambdas/store/claim';
 import { toSqsRecord } from '../../local/sqs-poller';

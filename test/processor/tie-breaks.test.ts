@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { asaasPaymentRank } from '../../lambdas/processor/handlers/asaas';
-import { pushRank } from '../../lambdas/processor/handlers/github';
-import { shopifyOrderRank } from '../../lambdas/processor/handlers/shopify';
-import { refundRank } from '../../lambdas/processor/handlers/stripe';
-import { amountRank, composeRank, progressionRank } from '../../lambdas/processor/handlers/tie-break';
+import { asaasPaymentRank } from '../../lambdas/processor/appliers/asaas';
+import { pushRank } from '../../lambdas/processor/appliers/github';
+import { shopifyOrderRank } from '../../lambdas/processor/appliers/shopify';
+import { refundRank } from '../../lambdas/processor/appliers/stripe';
+import { amountRank, composeRank, progressionRank } from '../../lambdas/processor/appliers/tie-break';
 
 describe('composeRank: lexicographic, one plain number', () => {
   it('lets the first part decide and the next break its ties', () => {

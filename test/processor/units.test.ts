@@ -3,9 +3,9 @@ import {
   PoisonMessageError,
   parseEventMessage,
   readEvent,
-  resolveHandler,
+  resolveApplier,
 } from '../../lambdas/processor/core';
-import { EXAMPLE_HANDLERS } from '../../lambdas/processor/handlers';
+import { EXAMPLE_APPLIERS } from '../../lambdas/processor/appliers';
 import { loadProcessorSettings } from '../../lambdas/processor/settings';
 import { isNewer } from '../../lambdas/processor/state-store';
 import { shopifyResourceId } from '../../lambdas/providers/shopify';
@@ -76,12 +76,12 @@ describe('event messages', () => {
 
 describe('handler registry', () => {
   it('resolves exact types and prefix patterns per provider, and nothing for unknown ones', () => {
-    expect(resolveHandler(EXAMPLE_HANDLERS, 'stripe', 'payment_intent.canceled')).toBe(
-      EXAMPLE_HANDLERS.stripe?.['payment_intent.*'],
+    expect(resolveApplier(EXAMPLE_APPLIERS, 'stripe', 'payment_intent.canceled')).toBe(
+      EXAMPLE_APPLIERS.stripe?.['payment_intent.*'],
     );
-    expect(resolveHandler(EXAMPLE_HANDLERS, 'asaas', 'PAYMENT_OVERDUE')).toBeDefined();
-    expect(resolveHandler(EXAMPLE_HANDLERS, 'stripe', 'customer.created')).toBeUndefined();
-    expect(resolveHandler(EXAMPLE_HANDLERS, 'constructor', 'push')).toBeUndefined();
+    expect(resolveApplier(EXAMPLE_APPLIERS, 'asaas', 'PAYMENT_OVERDUE')).toBeDefined();
+    expect(resolveApplier(EXAMPLE_APPLIERS, 'stripe', 'customer.created')).toBeUndefined();
+    expect(resolveApplier(EXAMPLE_APPLIERS, 'constructor', 'push')).toBeUndefined();
   });
 });
 

@@ -5,7 +5,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { orderRowKey } from '../../lambdas/processor/handlers/shopify';
+import { orderRowKey } from '../../lambdas/processor/appliers/shopify';
 import { StaticSecretSource } from '../../lambdas/shared/secrets';
 import { scanAll } from '../helpers/aws';
 import { githubPushEvent, shopifyOrder } from '../helpers/events';

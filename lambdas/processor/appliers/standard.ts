@@ -3,7 +3,7 @@
  * in the Resources table (`standard:<account>:invoice:<id>`), ordered by the payload's `timestamp`.
  */
 import { joinKey } from '../../shared/keys';
-import type { BusinessHandler } from '../types';
+import type { Applier } from '../types';
 import { id, num, obj, str } from './payload';
 import { planRowWrite } from './plan';
 
@@ -15,7 +15,7 @@ const RANK: Readonly<Record<string, number>> = {
   'invoice.voided': 5,
 };
 
-export const standardInvoice: BusinessHandler = {
+export const standardInvoice: Applier = {
   async plan(event, context) {
     const invoice = obj(event.payload.data);
     const invoiceId = id(invoice?.id);

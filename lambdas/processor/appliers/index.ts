@@ -1,16 +1,16 @@
 /**
- * The one place business handlers are registered, per provider and event type (exact type or
- * `prefix*`). Replace or extend it with your own handlers; events with no handler are acknowledged
+ * The one place appliers are registered, per provider and event type (exact type or
+ * `prefix*`). Replace or extend it with your own appliers; events with no applier are acknowledged
  * and their claim completed as `unhandled`.
  */
-import type { HandlerRegistry } from '../types';
+import type { ApplierRegistry } from '../types';
 import { asaasPayment } from './asaas';
 import { githubPush } from './github';
 import { shopifyOrder } from './shopify';
 import { standardInvoice } from './standard';
 import { stripeChargeRefunded, stripePaymentIntent } from './stripe';
 
-export const EXAMPLE_HANDLERS: HandlerRegistry = {
+export const EXAMPLE_APPLIERS: ApplierRegistry = {
   stripe: {
     'payment_intent.*': stripePaymentIntent,
     'charge.refunded': stripeChargeRefunded,

@@ -4,7 +4,7 @@
  */
 import { joinKey } from '../../shared/keys';
 import { guardAttributes, isNewer } from '../state-store';
-import type { BusinessHandler } from '../types';
+import type { Applier } from '../types';
 import { id, isoSeconds, num, obj, str } from './payload';
 
 export function refRowKey(account: string, repositoryId: string, ref: string): string {
@@ -28,7 +28,7 @@ export function pushRank(
   return row[names.at] === pushedAt && typeof rank === 'number' ? rank + 1 : 0;
 }
 
-export const githubPush: BusinessHandler = {
+export const githubPush: Applier = {
   async plan(event, context) {
     const repository = obj(event.payload.repository);
     const repositoryId = id(repository?.id);

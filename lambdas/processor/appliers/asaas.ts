@@ -3,7 +3,7 @@
  * `dateCreated` and, in the same second, by the payment lifecycle below.
  */
 import { joinKey } from '../../shared/keys';
-import type { BusinessHandler } from '../types';
+import type { Applier } from '../types';
 import { num, obj, str } from './payload';
 import { planRowWrite } from './plan';
 import { composeRank, progressionRank } from './tie-break';
@@ -53,7 +53,7 @@ export function asaasPaymentRank(eventType: string, payment: Readonly<Record<str
   ]);
 }
 
-export const asaasPayment: BusinessHandler = {
+export const asaasPayment: Applier = {
   async plan(event, context) {
     const payment = obj(event.payload.payment);
     const paymentId = str(payment?.id);

@@ -8,7 +8,7 @@
  */
 import { shopifyResourceId } from '../../providers/shopify';
 import { joinKey } from '../../shared/keys';
-import type { BusinessHandler } from '../types';
+import type { Applier } from '../types';
 import { isoSeconds, str } from './payload';
 import { composeRank, progressionRank } from './tie-break';
 
@@ -46,7 +46,7 @@ export function orderRowKey(orderId: string): string {
   return joinKey(['shopify', 'order', orderId]);
 }
 
-export const shopifyOrder: BusinessHandler = {
+export const shopifyOrder: Applier = {
   async plan(event, context) {
     const order = event.payload;
     const orderId = shopifyResourceId(order);

@@ -4,7 +4,7 @@
  * send the receipt (the irreversible effect, last).
  */
 import { joinKey } from '../../shared/keys';
-import type { BusinessHandler, EventOrder, ProcessingEvent } from '../types';
+import type { Applier, EventOrder, ProcessingEvent } from '../types';
 import { id, num, obj, str } from './payload';
 import { planRowWrite } from './plan';
 import { amountRank, composeRank } from './tie-break';
@@ -34,7 +34,7 @@ function order(event: ProcessingEvent, rank: number): EventOrder {
   return { at, rank, eventId: event.eventId };
 }
 
-export const stripePaymentIntent: BusinessHandler = {
+export const stripePaymentIntent: Applier = {
   async plan(event, context) {
     const intent = obj(obj(event.payload.data)?.object);
     const intentId = str(intent?.id);
@@ -119,7 +119,7 @@ export function refundRank(charge: Readonly<Record<string, unknown>>): number {
 }
 
 /** `charge.refunded`: the refunded amount on the intent's row, under its own guard (`refundEvent*`). */
-export const stripeChargeRefunded: BusinessHandler = {
+export const stripeChargeRefunded: Applier = {
   async plan(event, context) {
     const charge = obj(obj(event.payload.data)?.object);
     const intentId = id(charge?.payment_intent);
