@@ -189,7 +189,7 @@ export const ESM_MAX_CONCURRENCY_RANGE = { min: 2, max: 1_000 } as const;
 
 export const SWEEPER_PROP_DEFAULTS = {
   interval: Duration.minutes(5),
-  stuckEnqueuedAfter: Duration.hours(1),
+  stuckEnqueuedAfter: Duration.seconds(SWEEPER_DEFAULTS.enqueuedStaleSeconds),
   /** After the receiver lease: a provider retry usually comes first; the sweeper does not wait for one longer. */
   receivedGrace: Duration.seconds(SWEEPER_DEFAULTS.receivedGraceSeconds),
   /** Added to the queue's visibility timeout: a released claim's redelivery comes within it. */
