@@ -45,9 +45,9 @@ import type {
   SQSEvent,
   SQSRecord,
 } from 'aws-lambda';
+import { EXAMPLE_APPLIERS } from '../lambdas/processor/appliers';
 import { HttpLedger, HttpMailer } from '../lambdas/processor/effects';
 import { createProcessorHandler, type ProcessorHandler } from '../lambdas/processor/handler';
-import { EXAMPLE_APPLIERS } from '../lambdas/processor/appliers';
 import { StateStore } from '../lambdas/processor/state-store';
 import { stripeProvider } from '../lambdas/providers/stripe';
 import { SqsEventQueue } from '../lambdas/queue/event-queue';

@@ -26,10 +26,10 @@ import { LeaseLostError, type ProcessingClaims, type ProcessingOutcome } from '.
 import { isNewer, type ReadMark, readMark, type StateStore, WriteConflictError } from './state-store';
 import type {
   Applier,
+  ApplierRegistry,
   Effect,
   EffectContext,
   EffectDefinition,
-  ApplierRegistry,
   LedgerAdapter,
   MailerAdapter,
   PlanContext,

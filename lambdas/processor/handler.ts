@@ -23,6 +23,7 @@ import {
 } from '../shared/metric-names';
 import { S3PayloadArchive } from '../store/payload-archive';
 import { ProcessingClaims } from '../store/processing-claims';
+import { EXAMPLE_APPLIERS } from './appliers';
 import {
   ClaimBusyError,
   PoisonMessageError,
@@ -31,7 +32,6 @@ import {
   processMessage,
 } from './core';
 import { HttpLedger, HttpMailer } from './effects';
-import { EXAMPLE_APPLIERS } from './appliers';
 import { loadProcessorSettings, PROCESSOR_DEFAULTS } from './settings';
 import { StateStore } from './state-store';
 import type { ApplierRegistry } from './types';

@@ -7,10 +7,10 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { EXAMPLE_APPLIERS } from '../../lambdas/processor/appliers';
 import type { ProcessorDeps } from '../../lambdas/processor/core';
 import { HttpLedger, HttpMailer } from '../../lambdas/processor/effects';
 import { createProcessorHandler, type ProcessorHandler } from '../../lambdas/processor/handler';
-import { EXAMPLE_APPLIERS } from '../../lambdas/processor/appliers';
 import { StateStore } from '../../lambdas/processor/state-store';
 import type { ApplierRegistry, TableRef } from '../../lambdas/processor/types';
 import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../../lambdas/shared/claim-retention';

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { EXAMPLE_APPLIERS } from '../../lambdas/processor/appliers';
 import {
   PoisonMessageError,
   parseEventMessage,
   readEvent,
   resolveApplier,
 } from '../../lambdas/processor/core';
-import { EXAMPLE_APPLIERS } from '../../lambdas/processor/appliers';
 import { loadProcessorSettings } from '../../lambdas/processor/settings';
 import { isNewer } from '../../lambdas/processor/state-store';
 import { shopifyResourceId } from '../../lambdas/providers/shopify';
