@@ -32,9 +32,13 @@ async function queueWith(messages: number): Promise<string> {
   return queueUrl;
 }
 
-/** Runs a poller until the queue is empty; the handler holds each batch for `holdMs`. */
+/**
+ * Runs a poller until `expected` messages were handled and the queue is empty (the emulator's
+ * counts alone can read 0 for a moment while receives are in flight); each batch is held `holdMs`.
+ */
 async function drainWithOverlap(
   queueUrl: string,
+  expected: number,
   options: Partial<SqsPollerOptions>,
   holdMs = 300,
 ): Promise<{ maxInFlight: number; handled: string[] }> {
@@ -57,7 +61,7 @@ async function drainWithOverlap(
   });
   poller.start();
   const deadline = Date.now() + 15_000;
-  while ((await queueDepth(sqs, queueUrl)) > 0 && Date.now() < deadline)
+  while ((handled.length < expected || (await queueDepth(sqs, queueUrl)) > 0) && Date.now() < deadline)
     await new Promise((resolve) => setTimeout(resolve, 100));
   await poller.stop();
   return { maxInFlight, handled };
@@ -66,7 +70,7 @@ async function drainWithOverlap(
 describe('local SQS poller: concurrent batches', () => {
   it('has two batches in flight at the same time, by default up to five, each message handled once', async () => {
     const queueUrl = await queueWith(12);
-    const { maxInFlight, handled } = await drainWithOverlap(queueUrl, {});
+    const { maxInFlight, handled } = await drainWithOverlap(queueUrl, 12, {});
     expect(maxInFlight).toBeGreaterThanOrEqual(2);
     expect(maxInFlight).toBeLessThanOrEqual(DEFAULT_CONCURRENT_BATCHES);
     expect(handled.sort()).toEqual(Array.from({ length: 12 }, (_, i) => `message ${i}`).sort());
@@ -74,7 +78,7 @@ describe('local SQS poller: concurrent batches', () => {
 
   it('never has more batches in flight than its concurrency', async () => {
     const queueUrl = await queueWith(8);
-    const { maxInFlight, handled } = await drainWithOverlap(queueUrl, { concurrency: 2 });
+    const { maxInFlight, handled } = await drainWithOverlap(queueUrl, 8, { concurrency: 2 });
     expect(maxInFlight).toBe(2);
     expect(handled).toHaveLength(8);
   });
