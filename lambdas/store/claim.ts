@@ -90,6 +90,8 @@ export interface ClaimRecord {
   readonly stuckReason?: string;
   /** How many times the sweeper re-sent the event, and when it last did. */
   readonly sweeps?: number;
+  /** Set when the sweeper's send failed after its ENQUEUED mark: the next run sends at once. */
+  readonly sweepResend?: boolean;
   readonly lastSweptAt?: string;
 }
 

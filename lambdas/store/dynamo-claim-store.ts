@@ -68,7 +68,7 @@ export class DynamoClaimStore extends ClaimsTable implements ClaimStore {
       Key: { pk },
       // Back in the index of unfinished claims (a FAILED claim had left it), out of any stuck report.
       UpdateExpression:
-        'SET #status = :received, leaseToken = :token, leaseExpiresAt = :leaseUntil, leaseOwner = :owner, sweepShard = :shard, sweepAt = :leaseUntil REMOVE stuckAt, stuckReason',
+        'SET #status = :received, leaseToken = :token, leaseExpiresAt = :leaseUntil, leaseOwner = :owner, sweepShard = :shard, sweepAt = :leaseUntil REMOVE stuckAt, stuckReason, sweepResend',
       // A live lease is never taken, whatever the caller saw: the lease check is in the condition.
       ConditionExpression: `${LIVE} AND #status = :expected AND ${tokenCondition} AND (attribute_not_exists(leaseExpiresAt) OR leaseExpiresAt <= :nowMs)`,
       ExpressionAttributeNames: { '#status': 'status' },

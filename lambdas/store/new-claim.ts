@@ -50,6 +50,7 @@ const WINDOW_ATTRIBUTES = [
   'stuckReason',
   'sweeps',
   'lastSweptAt',
+  'sweepResend',
 ] as const;
 
 export type NewClaimResult =

@@ -45,15 +45,18 @@ export class SweepStore extends ClaimsTable {
               IndexName: UNFINISHED_INDEX,
               KeyConditionExpression: 'sweepShard = :shard AND sweepAt <= :nowMs',
               ExpressionAttributeValues: { ':shard': shard, ':nowMs': nowMs },
-              Limit: perShard,
+              // One more than taken: a full page then means more are due (LastEvaluatedKey
+              // alone is also set when exactly `Limit` matched).
+              Limit: perShard + 1,
             }),
           ),
         ),
       );
       for (const page of pages) {
-        for (const item of page.Items ?? [])
+        const items = page.Items ?? [];
+        if (items.length > perShard) truncated = true;
+        for (const item of items.slice(0, perShard))
           found.push({ pk: String(item.pk), sweepAt: Number(item.sweepAt) });
-        if (page.LastEvaluatedKey) truncated = true;
       }
     }
     return { claims: found.slice(0, limit), truncated: truncated || found.length > limit };
@@ -84,7 +87,7 @@ export class SweepStore extends ClaimsTable {
     return this.fenced(
       claim,
       nowMs,
-      'SET #status = :enqueued, enqueuedAt = :now, lastSweptAt = :now, sweepAt = :next, archiveKey = :archiveKey ADD sweeps :one REMOVE leaseToken, leaseExpiresAt, leaseOwner',
+      'SET #status = :enqueued, enqueuedAt = :now, lastSweptAt = :now, sweepAt = :next, archiveKey = :archiveKey ADD sweeps :one REMOVE leaseToken, leaseExpiresAt, leaseOwner, sweepResend',
       {
         ':enqueued': ClaimStatus.Enqueued,
         ':now': iso(nowMs),
@@ -95,15 +98,19 @@ export class SweepStore extends ClaimsTable {
     );
   }
 
-  /** After a failed send of a requeued event: due again now, so the next run sends it. */
+  /**
+   * After a failed send of a requeued event: due again now, and marked so the next run sends it
+   * without waiting out the ENQUEUED staleness (the claim says it was just queued; it was not).
+   */
   async dueNow(pk: string, sweepAtMs: number, nowMs: number, error: string): Promise<void> {
     await this.updateIf({
       Key: { pk },
-      UpdateExpression: 'SET sweepAt = :nowMs, lastError = :error, lastErrorAt = :now',
+      UpdateExpression: 'SET sweepAt = :nowMs, sweepResend = :true, lastError = :error, lastErrorAt = :now',
       ConditionExpression: 'sweepAt = :seen AND #status = :enqueued',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ':nowMs': nowMs,
+        ':true': true,
         ':seen': sweepAtMs,
         ':enqueued': ClaimStatus.Enqueued,
         ':error': error.slice(0, 1000),

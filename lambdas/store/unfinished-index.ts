@@ -42,4 +42,10 @@ export function unfinishedMembership(pk: string, sweepAtMs: number): { sweepShar
 }
 
 /** Attributes a finished (DONE or FAILED) claim drops: it leaves the index and any stuck report. */
-export const UNFINISHED_ATTRIBUTES = [SWEEP_SHARD, SWEEP_AT, 'stuckAt', 'stuckReason'] as const;
+export const UNFINISHED_ATTRIBUTES = [
+  SWEEP_SHARD,
+  SWEEP_AT,
+  'stuckAt',
+  'stuckReason',
+  'sweepResend',
+] as const;

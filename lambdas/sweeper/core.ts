@@ -101,6 +101,8 @@ export function judge(
       staleAt = (claim.leaseExpiresAt ?? claim.sweepAt) + settings.processingGraceMs;
       break;
     case ClaimStatus.Enqueued: {
+      // The sweeper's own send failed after it marked the claim: nothing is queued, send now.
+      if (claim.sweepResend === true) return { kind: 'recover' };
       // When it was last queued: by the receiver, a replay, or a sweep.
       const times = [claim.enqueuedAt, claim.lastSweptAt]
         .map((t) => Date.parse(t ?? ''))

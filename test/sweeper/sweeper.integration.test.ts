@@ -343,3 +343,63 @@ describe('sweeper: races', () => {
     expect(await h.receiver.claim(key)).toMatchObject({ status: ClaimStatus.Received, leaseToken: 'retry' });
   });
 });
+
+describe('sweeper: housekeeping', () => {
+  it('looks again later at a young ENQUEUED claim that was due, moving its index entry', async () => {
+    h = await createPipelineHarness();
+    const { key } = await deliverPush('sw-defer');
+    await loseQueuedMessages();
+    const before = await h.receiver.claim(key);
+    const report = await sweep(sweeper(5 * MINUTE));
+    expect(report).toMatchObject({ due: 1, deferred: 1, requeued: [], reported: [] });
+    const after = await h.receiver.claim(key);
+    expect(after?.status).toBe(ClaimStatus.Enqueued);
+    expect(after?.sweepAt).toBe(Date.parse(before?.enqueuedAt ?? '') + SETTINGS.enqueuedStaleMs);
+    // Not due again until then.
+    expect((await sweep(sweeper(10 * MINUTE))).due).toBe(0);
+  });
+
+  it('takes an expired claim out of the index instead of reading it on every run', async () => {
+    h = await createPipelineHarness();
+    const { key } = await deliverPush('sw-expired', { fault: 'receiver.afterClaim' });
+    const claim = await h.receiver.claim(key);
+    const pastTtl = (claim?.expiresAt ?? 0) * 1000 - Date.now() + MINUTE;
+    const report = await sweep(sweeper(pastTtl));
+    expect(report).toMatchObject({ due: 1, dropped: 1, reported: [] });
+    const stored = await new SweepStore(h.receiver.dynamo, h.receiver.tableName).get(key);
+    expect(stored).not.toHaveProperty('sweepShard');
+    expect((await sweep(sweeper(pastTtl))).due).toBe(0);
+  });
+
+  it('makes a re-sent claim due again at once when the send fails, and the next run sends it', async () => {
+    h = await createPipelineHarness();
+    const { key } = await deliverPush('sw-sendfail', {
+      bytes: 300_000,
+      fault: 'receiver.afterPayloadStored',
+    });
+    const ahead = SETTINGS.receivedGraceMs + MINUTE;
+    const failing = { ...sweeper(ahead), queue: { send: () => Promise.reject(new Error('SQS is down')) } };
+    const first = await sweep(failing);
+    expect(first).toMatchObject({ requeued: [], errors: 1 });
+    const claim = await h.receiver.claim(key);
+    expect(claim).toMatchObject({ status: ClaimStatus.Enqueued, sweeps: 1 });
+    expect(claim?.lastError).toContain('sweeper send failed: Error: SQS is down');
+    expect(claim?.sweepAt).toBeLessThanOrEqual(Date.now() + ahead);
+
+    const second = await sweep(sweeper(ahead + 1_000));
+    expect(second.requeued).toEqual([key]);
+    await h.drainQueue();
+    expect(await h.receiver.claim(key)).toMatchObject({ status: ClaimStatus.Done, sweeps: 2 });
+  });
+
+  it('reads at most maxClaimsPerRun claims a run and says the rest wait', async () => {
+    h = await createPipelineHarness();
+    await deliverPush('sw-cap-1', { fault: 'receiver.afterClaim:*' });
+    await deliverPush('sw-cap-2', { fault: 'receiver.afterClaim:*' });
+    const ahead = SETTINGS.receivedGraceMs + MINUTE;
+    const first = await sweep(sweeper(ahead, { maxClaimsPerRun: 1 }));
+    expect(first).toMatchObject({ due: 1, truncated: true });
+    const second = await sweep(sweeper(ahead, { maxClaimsPerRun: 1 }));
+    expect(second).toMatchObject({ due: 1, truncated: false, stuck: 2 });
+  });
+});
