@@ -18,7 +18,9 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { PROCESSOR_DEFAULTS as PROCESSOR_RUNTIME_DEFAULTS } from '../lambdas/processor/settings';
 import { PROVIDER_IDS, type ProviderId } from '../lambdas/providers/types';
+import { RECEIVER_DEFAULTS as RECEIVER_RUNTIME_DEFAULTS } from '../lambdas/receiver/settings';
 import { CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES, SQS_MAX_MESSAGE_BYTES } from '../lambdas/shared/payload-limits';
 import { SWEEPER_DEFAULTS } from '../lambdas/sweeper/settings';
 import { ClaimSweeper } from './constructs/claim-sweeper';
@@ -169,15 +171,17 @@ export const THROTTLING_DEFAULTS = { rateLimit: 1_000, burstLimit: 2_000 } as co
 export const RECEIVER_DEFAULTS = {
   timeout: Duration.seconds(10),
   memorySize: 512,
-  lease: Duration.seconds(15),
+  /** The receiver's own default (lambdas/receiver/settings.ts), the one home of the number. */
+  lease: Duration.seconds(RECEIVER_RUNTIME_DEFAULTS.leaseSeconds),
 } as const;
 
 export const PROCESSOR_DEFAULTS = {
   entry: projectPath('lambdas/processor/handler.ts'),
   timeout: Duration.seconds(30),
   memorySize: 512,
-  lease: Duration.seconds(120),
-  maxReceiveCount: 5,
+  /** The processor's own defaults (lambdas/processor/settings.ts). */
+  lease: Duration.seconds(PROCESSOR_RUNTIME_DEFAULTS.leaseSeconds),
+  maxReceiveCount: PROCESSOR_RUNTIME_DEFAULTS.maxReceiveCount,
   batchSize: 10,
   maxBatchingWindow: Duration.seconds(1),
   /** Concurrent batches at most: see `processorMaxConcurrency` and docs/capacity.md. */
