@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, inject, it, vi } from 'vitest'
 import { createReceiverHandler, depsFromEnvironment } from '../../lambdas/receiver/handler';
 import { LOCAL_CREDENTIALS } from '../../local/emulators';
 import { stripeCustomerEvent } from '../helpers/events';
+import { capturePowertoolsOutput } from '../helpers/powertools-output';
 import { createReceiverHarness, type ReceiverHarness } from '../helpers/receiver-harness';
 import { stripeHeaders, TEST_SECRETS } from '../helpers/signing';
 
@@ -63,15 +64,7 @@ describe('receiver Lambda handler', () => {
   let output: string[];
   beforeEach(async () => {
     h = await createReceiverHarness();
-    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
-    output = [];
-    // Powertools writes JSON logs and EMF metrics to stdout, warnings and errors to stderr.
-    for (const stream of [process.stdout, process.stderr]) {
-      vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
-        output.push(chunk.toString());
-        return true;
-      });
-    }
+    output = capturePowertoolsOutput();
   });
   afterEach(() => {
     vi.restoreAllMocks();

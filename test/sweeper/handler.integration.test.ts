@@ -8,6 +8,7 @@ import { faultInjector } from '../../lambdas/shared/faults';
 import { SweepStore } from '../../lambdas/store/sweep-store';
 import { createSweeperHandler } from '../../lambdas/sweeper/handler';
 import { sampleDelivery } from '../../local/samples';
+import { capturePowertoolsOutput } from '../helpers/powertools-output';
 import { createReceiverHarness, type ReceiverHarness } from '../helpers/receiver-harness';
 import { githubHeaders, TEST_SECRETS } from '../helpers/signing';
 
@@ -18,14 +19,7 @@ describe('sweeper Lambda handler', () => {
   beforeEach(async () => {
     h = await createReceiverHarness();
     aheadMs = 0;
-    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
-    output = [];
-    for (const stream of [process.stdout, process.stderr]) {
-      vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
-        output.push(chunk.toString());
-        return true;
-      });
-    }
+    output = capturePowertoolsOutput();
   });
   afterEach(() => {
     vi.restoreAllMocks();
