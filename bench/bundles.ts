@@ -14,8 +14,8 @@ import {
   handlerEntry,
   readSynthesizedStack,
   resourcesOfType,
-} from '../local/template';
-import { type LatencySummary, summarize } from './stats';
+} from '../local/template.js';
+import { type LatencySummary, summarize } from './stats.js';
 
 export const PROJECT_ROOT = resolve(import.meta.dirname, '..');
 

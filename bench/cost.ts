@@ -3,8 +3,8 @@
  * Lambda durations measured in-process at the configured memory, DynamoDB units from the capacity
  * meter, SQS requests from the configured batching. Pure: the smoke test runs it on its own figures.
  */
-import { PRICES, PRICES_AS_OF, PRICES_REGION } from './prices';
-import { round3 } from './stats';
+import { PRICES, PRICES_AS_OF, PRICES_REGION } from './prices.js';
+import { round3 } from './stats.js';
 
 export interface PipelineCostInputs {
   /** Mean billed receiver duration (ms, rounded up per invocation). */

@@ -12,13 +12,13 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyStructuredResultV2, SQSEvent } from 'aws-lambda';
-import { stripeProvider } from '../lambdas/providers/stripe';
-import { type EffectsSink, startEffectsSink } from '../local/effects-sink';
-import { toSqsRecord } from '../local/sqs-poller';
-import { CapacityMeter, type CapacityTally, RequestCounter } from './capacity';
-import { apiGatewayEvent, lambdaContext, type SignedDelivery, signedStripeEvent } from './events';
-import { bucketObjects, type Endpoints, maxItemBytes } from './resources';
-import { type LatencySummary, mean, round3, summarize } from './stats';
+import { stripeProvider } from '../lambdas/providers/stripe.js';
+import { type EffectsSink, startEffectsSink } from '../local/effects-sink.js';
+import { toSqsRecord } from '../local/sqs-poller.js';
+import { CapacityMeter, type CapacityTally, RequestCounter } from './capacity.js';
+import { apiGatewayEvent, lambdaContext, type SignedDelivery, signedStripeEvent } from './events.js';
+import { bucketObjects, type Endpoints, maxItemBytes } from './resources.js';
+import { type LatencySummary, mean, round3, summarize } from './stats.js';
 import {
   createOurProcessor,
   createPowertoolsProcessor,
@@ -28,7 +28,7 @@ import {
   type SqsBatchHandler,
   VARIANTS,
   type VariantName,
-} from './variants';
+} from './variants.js';
 
 /** The secret the in-process variants verify with (the local stack's development default). */
 export const BENCH_SECRET = 'whsec_local_development_secret';

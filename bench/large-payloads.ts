@@ -16,10 +16,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { SQS_BILLING_CHUNK_BYTES, SQS_MAX_MESSAGE_BYTES } from '../lambdas/shared/payload-limits';
-import { sampleDelivery } from '../local/samples';
-import type { BundleInfo } from './bundles';
-import { PRICES } from './prices';
+import { SQS_BILLING_CHUNK_BYTES, SQS_MAX_MESSAGE_BYTES } from '../lambdas/shared/payload-limits.js';
+import { sampleDelivery } from '../local/samples.js';
+import type { BundleInfo } from './bundles.js';
+import { PRICES } from './prices.js';
 import {
   createBucket,
   createClaimsTable,
@@ -28,8 +28,8 @@ import {
   type Endpoints,
   s3Client,
   sqsClient,
-} from './resources';
-import { type LatencySummary, round3, summarize } from './stats';
+} from './resources.js';
+import { type LatencySummary, round3, summarize } from './stats.js';
 
 export const LARGE_PAYLOAD_SIZES = [1_000_000, 3_000_000, 5_500_000] as const;
 

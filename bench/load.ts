@@ -11,14 +11,14 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DynamoDBClient, ScanCommand, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { DEV_SECRETS } from '../local/dev-secrets';
-import type { EffectEntry } from '../local/effects-sink';
-import { freePort, LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/emulators';
-import { type SampleDelivery, sampleDelivery } from '../local/samples';
-import { queueDepth } from '../local/sqs-poller';
-import { PROJECT_ROOT } from './bundles';
-import type { Endpoints } from './resources';
-import { type LatencySummary, round3, seededRandom, summarize } from './stats';
+import { DEV_SECRETS } from '../local/dev-secrets.js';
+import type { EffectEntry } from '../local/effects-sink.js';
+import { freePort, LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/emulators.js';
+import { type SampleDelivery, sampleDelivery } from '../local/samples.js';
+import { queueDepth } from '../local/sqs-poller.js';
+import { PROJECT_ROOT } from './bundles.js';
+import type { Endpoints } from './resources.js';
+import { type LatencySummary, round3, seededRandom, summarize } from './stats.js';
 
 export interface RunningStack {
   readonly outputs: Readonly<Record<string, string>>;

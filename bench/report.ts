@@ -1,7 +1,7 @@
 /** The readable table printed to stdout (and pasted into docs/performance.md). */
 
-import type { BenchResults } from './results';
-import type { SweepCostResult } from './sweeper';
+import type { BenchResults } from './results.js';
+import type { SweepCostResult } from './sweeper.js';
 
 const pad = (value: string, width: number) => value.padEnd(width);
 const padLeft = (value: string, width: number) => value.padStart(width);

@@ -13,9 +13,9 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { CLAIMS_TABLE_SCHEMA, claimsTableDefinition } from '../lambdas/store/schema';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/emulators';
-import { itemSizeBytes } from './capacity';
+import { CLAIMS_TABLE_SCHEMA, claimsTableDefinition } from '../lambdas/store/schema.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/emulators.js';
+import { itemSizeBytes } from './capacity.js';
 
 export interface Endpoints {
   readonly dynamoDbEndpoint: string;

@@ -1,11 +1,11 @@
 /** The shape of bench/results.json, and the aims checked against the measurements. */
-import type { BundleInfo, StartupResult } from './bundles';
-import { type CostConfig, type CostResult, costPerMillion, type PipelineCostInputs } from './cost';
-import type { CapacityResult, InProcessResult, LogBytesResult, ReceiverLatencyResult } from './inprocess';
-import { type BreakEven, claimCheckBreakEven, type LargePayloadResult } from './large-payloads';
-import type { LoadResult } from './load';
-import { PRICES, PRICES_AS_OF, PRICES_REGION } from './prices';
-import type { SweepCostResult } from './sweeper';
+import type { BundleInfo, StartupResult } from './bundles.js';
+import { type CostConfig, type CostResult, costPerMillion, type PipelineCostInputs } from './cost.js';
+import type { CapacityResult, InProcessResult, LogBytesResult, ReceiverLatencyResult } from './inprocess.js';
+import { type BreakEven, claimCheckBreakEven, type LargePayloadResult } from './large-payloads.js';
+import type { LoadResult } from './load.js';
+import { PRICES, PRICES_AS_OF, PRICES_REGION } from './prices.js';
+import type { SweepCostResult } from './sweeper.js';
 
 export interface MachineInfo {
   readonly cpuModel: string;

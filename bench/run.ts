@@ -17,7 +17,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startDynamoDbLocal, startS3Server, startSqsEmulator } from '../local/emulators';
+import { startDynamoDbLocal, startS3Server, startSqsEmulator } from '../local/emulators.js';
 import {
   type BundleInfo,
   measureStartup,
@@ -25,15 +25,15 @@ import {
   readSynthesizedApp,
   type SynthesizedApp,
   synthesize,
-} from './bundles';
-import type { CostConfig } from './cost';
-import { runInProcess } from './inprocess';
-import { type LargePayloadResult, measureLargePayloads } from './large-payloads';
-import { type LoadResult, type RunningStack, runLoad, startLocalStack } from './load';
-import { renderReport } from './report';
-import type { Endpoints } from './resources';
-import { type BenchSettings, type BundleSummary, buildResults, type MachineInfo } from './results';
-import { measureSweepCost, type SweepCostResult } from './sweeper';
+} from './bundles.js';
+import type { CostConfig } from './cost.js';
+import { runInProcess } from './inprocess.js';
+import { type LargePayloadResult, measureLargePayloads } from './large-payloads.js';
+import { type LoadResult, type RunningStack, runLoad, startLocalStack } from './load.js';
+import { renderReport } from './report.js';
+import type { Endpoints } from './resources.js';
+import { type BenchSettings, type BundleSummary, buildResults, type MachineInfo } from './results.js';
+import { measureSweepCost, type SweepCostResult } from './sweeper.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 

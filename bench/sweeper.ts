@@ -6,16 +6,16 @@
  */
 import { type DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { SqsEventQueue } from '../lambdas/queue/event-queue';
-import { archiveObjectKey } from '../lambdas/shared/archive-layout';
-import { DynamoClaimStore } from '../lambdas/store/dynamo-claim-store';
-import { S3PayloadArchive } from '../lambdas/store/payload-archive';
-import { ProcessingClaims } from '../lambdas/store/processing-claims';
-import { SweepStore } from '../lambdas/store/sweep-store';
-import { sweep } from '../lambdas/sweeper/core';
-import { SWEEPER_DEFAULTS } from '../lambdas/sweeper/settings';
-import { CapacityMeter } from './capacity';
-import { PRICES } from './prices';
+import { SqsEventQueue } from '../lambdas/queue/event-queue.js';
+import { archiveObjectKey } from '../lambdas/shared/archive-layout.js';
+import { DynamoClaimStore } from '../lambdas/store/dynamo-claim-store.js';
+import { S3PayloadArchive } from '../lambdas/store/payload-archive.js';
+import { ProcessingClaims } from '../lambdas/store/processing-claims.js';
+import { SweepStore } from '../lambdas/store/sweep-store.js';
+import { sweep } from '../lambdas/sweeper/core.js';
+import { SWEEPER_DEFAULTS } from '../lambdas/sweeper/settings.js';
+import { CapacityMeter } from './capacity.js';
+import { PRICES } from './prices.js';
 import {
   createBucket,
   createClaimsTable,
@@ -24,7 +24,7 @@ import {
   type Endpoints,
   s3Client,
   sqsClient,
-} from './resources';
+} from './resources.js';
 
 export interface SweepRunUnits {
   /** As DynamoDB Local reported them. */

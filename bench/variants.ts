@@ -45,23 +45,23 @@ import type {
   SQSEvent,
   SQSRecord,
 } from 'aws-lambda';
-import { EXAMPLE_APPLIERS } from '../lambdas/processor/appliers';
-import { HttpLedger, HttpMailer } from '../lambdas/processor/effects';
-import { createProcessorHandler, type ProcessorHandler } from '../lambdas/processor/handler';
-import { StateStore } from '../lambdas/processor/state-store';
-import { stripeProvider } from '../lambdas/providers/stripe';
-import { SqsEventQueue } from '../lambdas/queue/event-queue';
-import { createReceiverHandler, type ReceiverHandler } from '../lambdas/receiver/handler';
-import { deliveryFromEvent } from '../lambdas/receiver/http';
-import { loadReceiverSettings } from '../lambdas/receiver/settings';
-import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../lambdas/shared/claim-retention';
-import { buildIdempotencyKey, resolveKeyRule } from '../lambdas/shared/keys';
-import { METRIC_NAMESPACE } from '../lambdas/shared/metric-names';
-import { StaticSecretSource } from '../lambdas/shared/secrets';
-import { DynamoClaimStore } from '../lambdas/store/dynamo-claim-store';
-import { S3PayloadArchive } from '../lambdas/store/payload-archive';
-import { ProcessingClaims } from '../lambdas/store/processing-claims';
-import type { CapacityMeter, RequestCounter } from './capacity';
+import { EXAMPLE_APPLIERS } from '../lambdas/processor/appliers/index.js';
+import { HttpLedger, HttpMailer } from '../lambdas/processor/effects.js';
+import { createProcessorHandler, type ProcessorHandler } from '../lambdas/processor/handler.js';
+import { StateStore } from '../lambdas/processor/state-store.js';
+import { stripeProvider } from '../lambdas/providers/stripe.js';
+import { SqsEventQueue } from '../lambdas/queue/event-queue.js';
+import { createReceiverHandler, type ReceiverHandler } from '../lambdas/receiver/handler.js';
+import { deliveryFromEvent } from '../lambdas/receiver/http.js';
+import { loadReceiverSettings } from '../lambdas/receiver/settings.js';
+import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../lambdas/shared/claim-retention.js';
+import { buildIdempotencyKey, resolveKeyRule } from '../lambdas/shared/keys.js';
+import { METRIC_NAMESPACE } from '../lambdas/shared/metric-names.js';
+import { StaticSecretSource } from '../lambdas/shared/secrets.js';
+import { DynamoClaimStore } from '../lambdas/store/dynamo-claim-store.js';
+import { S3PayloadArchive } from '../lambdas/store/payload-archive.js';
+import { ProcessingClaims } from '../lambdas/store/processing-claims.js';
+import type { CapacityMeter, RequestCounter } from './capacity.js';
 import {
   createBucket,
   createClaimsTable,
@@ -71,7 +71,7 @@ import {
   type Endpoints,
   s3Client,
   sqsClient,
-} from './resources';
+} from './resources.js';
 
 export type VariantName = 'ours' | 'bare' | 'bareOurIo' | 'powertools';
 export const VARIANTS: readonly VariantName[] = ['ours', 'bare', 'bareOurIo', 'powertools'];

@@ -5,7 +5,7 @@
  */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { IdempotentWebhooksStack } from '../lib/webhook-stack';
+import { IdempotentWebhooksStack } from '../lib/webhook-stack.js';
 
 const app = new App();
 const alarmEmail: unknown = app.node.tryGetContext('alarmEmail');

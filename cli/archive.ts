@@ -3,12 +3,16 @@
  * message plus `archivedAt`, so replaying it is sending it back without that field.
  */
 import { GetObjectCommand, ListObjectsV2Command, NoSuchKey } from '@aws-sdk/client-s3';
-import type { ProviderId } from '../lambdas/providers/types';
-import type { EventMessage } from '../lambdas/queue/event-message';
-import { archiveDayPrefix } from '../lambdas/shared/archive-layout';
-import { type ArchivedEvent, ArchiveFormatError, parseArchivedEvent } from '../lambdas/store/payload-archive';
-import { CliError, describeAwsError } from './errors';
-import { aws, type StackContext } from './stack';
+import type { ProviderId } from '../lambdas/providers/types.js';
+import type { EventMessage } from '../lambdas/queue/event-message.js';
+import { archiveDayPrefix } from '../lambdas/shared/archive-layout.js';
+import {
+  type ArchivedEvent,
+  ArchiveFormatError,
+  parseArchivedEvent,
+} from '../lambdas/store/payload-archive.js';
+import { CliError, describeAwsError } from './errors.js';
+import { aws, type StackContext } from './stack.js';
 
 const DAY_MS = 86_400_000;
 
@@ -42,7 +46,7 @@ export function receivedInRange(event: Pick<EventMessage, 'receivedAt'>, from: D
   return !Number.isNaN(at) && at >= from.getTime() && at < to.getTime();
 }
 
-export { queueMessageOf } from '../lambdas/store/payload-archive';
+export { queueMessageOf } from '../lambdas/store/payload-archive.js';
 
 export async function listArchiveKeys(stack: StackContext, prefix: string): Promise<string[]> {
   const bucket = stack.output('ArchiveBucketName');

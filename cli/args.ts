@@ -4,8 +4,8 @@
  * UsageError that names the option.
  */
 import { parseArgs } from 'node:util';
-import { isProviderId, PROVIDER_IDS, type ProviderId } from '../lambdas/providers/types';
-import { UsageError } from './errors';
+import { isProviderId, PROVIDER_IDS, type ProviderId } from '../lambdas/providers/types.js';
+import { UsageError } from './errors.js';
 
 export interface OptionSpec {
   readonly type: 'string' | 'boolean';

@@ -9,13 +9,13 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { PROVIDERS } from '../lambdas/providers';
-import type { ProviderId } from '../lambdas/providers/types';
-import { joinKey } from '../lambdas/shared/keys';
-import { type ClaimRecord, ClaimStatus } from '../lambdas/store/claim';
-import { pendingShard } from '../lambdas/store/unfinished-index';
-import { describeAwsError } from './errors';
-import { aws, type StackContext } from './stack';
+import { PROVIDERS } from '../lambdas/providers/index.js';
+import type { ProviderId } from '../lambdas/providers/types.js';
+import { joinKey } from '../lambdas/shared/keys.js';
+import { type ClaimRecord, ClaimStatus } from '../lambdas/store/claim.js';
+import { pendingShard } from '../lambdas/store/unfinished-index.js';
+import { describeAwsError } from './errors.js';
+import { aws, type StackContext } from './stack.js';
 
 /** The business tables a claim's `writtenRows` can name, and the stack output holding each one's name. */
 export const BUSINESS_TABLE_OUTPUTS = {

@@ -1,5 +1,5 @@
 /** What a command is to the dispatcher, and what it may use of the process. */
-import type { ProgressStream } from './progress';
+import type { ProgressStream } from './progress.js';
 
 export interface CommandIO {
   /** Writes one block to stdout (a newline is added). */

@@ -4,10 +4,10 @@
  * in part, failed again, or is still on its way. So nothing the processor could not resume passes
  * unreported (docs/operations.md).
  */
-import { type ClaimRecord, ClaimStatus, isExpired } from '../lambdas/store/claim';
-import { getClaim } from './claims';
-import { formatDuration, plural } from './format';
-import type { StackContext } from './stack';
+import { type ClaimRecord, ClaimStatus, isExpired } from '../lambdas/store/claim.js';
+import { getClaim } from './claims.js';
+import { formatDuration, plural } from './format.js';
+import type { StackContext } from './stack.js';
 
 /** At most this many claims are followed; the rest are named as not followed. */
 export const MAX_FOLLOWED = 100;

@@ -4,9 +4,9 @@
  */
 
 import { readFileSync } from 'node:fs';
-import type { CommandIO } from './command';
-import { COMMANDS, overview, resolveCommand } from './commands';
-import { CliError, UsageError } from './errors';
+import type { CommandIO } from './command.js';
+import { COMMANDS, overview, resolveCommand } from './commands/index.js';
+import { CliError, UsageError } from './errors.js';
 
 // The SDK's notice that its 2027 releases need Node 22: noise in an operator's terminal.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';

@@ -11,7 +11,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { CliError, describeAwsError } from './errors';
+import { CliError, describeAwsError } from './errors.js';
 
 const LOCAL_REGION = 'us-east-1';
 /** The emulators accept any credentials; these keep the SDK from looking for real ones. */

@@ -18,28 +18,31 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { PROCESSOR_DEFAULTS as PROCESSOR_RUNTIME_DEFAULTS } from '../lambdas/processor/settings';
-import { PROVIDER_IDS, type ProviderId } from '../lambdas/providers/types';
-import { RECEIVER_DEFAULTS as RECEIVER_RUNTIME_DEFAULTS } from '../lambdas/receiver/settings';
-import { CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES, SQS_MAX_MESSAGE_BYTES } from '../lambdas/shared/payload-limits';
-import { SWEEPER_DEFAULTS } from '../lambdas/sweeper/settings';
-import { ClaimSweeper } from './constructs/claim-sweeper';
-import { EventProcessor } from './constructs/event-processor';
-import { PayloadArchive } from './constructs/payload-archive';
-import { type ProviderSettingsOptions, providerSettingsJson } from './constructs/provider-settings';
+import { PROCESSOR_DEFAULTS as PROCESSOR_RUNTIME_DEFAULTS } from '../lambdas/processor/settings.js';
+import { PROVIDER_IDS, type ProviderId } from '../lambdas/providers/types.js';
+import { RECEIVER_DEFAULTS as RECEIVER_RUNTIME_DEFAULTS } from '../lambdas/receiver/settings.js';
+import {
+  CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES,
+  SQS_MAX_MESSAGE_BYTES,
+} from '../lambdas/shared/payload-limits.js';
+import { SWEEPER_DEFAULTS } from '../lambdas/sweeper/settings.js';
+import { ClaimSweeper } from './constructs/claim-sweeper.js';
+import { EventProcessor } from './constructs/event-processor.js';
+import { PayloadArchive } from './constructs/payload-archive.js';
+import { type ProviderSettingsOptions, providerSettingsJson } from './constructs/provider-settings.js';
 import {
   type ProviderAlarmOptions,
   WebhookAlarms,
   type WebhookAlarmThresholds,
-} from './constructs/webhook-alarms';
-import { WebhookDashboard } from './constructs/webhook-dashboard';
-import { projectPath } from './constructs/webhook-function';
-import { WebhookIngest } from './constructs/webhook-ingest';
-import { WebhookSecrets } from './constructs/webhook-secrets';
-import { WebhookTables } from './constructs/webhook-tables';
+} from './constructs/webhook-alarms.js';
+import { WebhookDashboard } from './constructs/webhook-dashboard.js';
+import { projectPath } from './constructs/webhook-function.js';
+import { WebhookIngest } from './constructs/webhook-ingest.js';
+import { WebhookSecrets } from './constructs/webhook-secrets.js';
+import { WebhookTables } from './constructs/webhook-tables.js';
 
-export type { KeyRuleKind, ProviderKeyRules } from './constructs/provider-settings';
-export type { DuplicateRatioAlarmOptions, WebhookAlarmThresholds } from './constructs/webhook-alarms';
+export type { KeyRuleKind, ProviderKeyRules } from './constructs/provider-settings.js';
+export type { DuplicateRatioAlarmOptions, WebhookAlarmThresholds } from './constructs/webhook-alarms.js';
 
 /** Everything configurable per provider: the receiver's rules and the provider's alarms. */
 export interface ProviderOptions extends ProviderSettingsOptions, ProviderAlarmOptions {}

@@ -4,12 +4,12 @@
  */
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { PROVIDER_IDS } from '../lambdas/providers/types';
-import { providerPascal } from './constructs/naming';
+import { PROVIDER_IDS } from '../lambdas/providers/types.js';
+import { providerPascal } from './constructs/naming.js';
 import {
   IdempotentWebhookReceiver,
   type IdempotentWebhookReceiverProps,
-} from './idempotent-webhook-receiver';
+} from './idempotent-webhook-receiver.js';
 
 export interface IdempotentWebhooksStackProps extends StackProps {
   /** @default the construct's defaults */

@@ -3,8 +3,8 @@
  * Each can be overridden by its environment variable (comma-separated for several). Never used by a
  * deployed stack, which reads Secrets Manager.
  */
-import type { ProviderId } from '../lambdas/providers/types';
-import { parseSecretList, SECRET_ENV_VARS } from '../lambdas/shared/secrets';
+import type { ProviderId } from '../lambdas/providers/types.js';
+import { parseSecretList, SECRET_ENV_VARS } from '../lambdas/shared/secrets.js';
 
 export const DEV_SECRETS: Readonly<Record<ProviderId, string>> = {
   stripe: 'whsec_local_development_secret',

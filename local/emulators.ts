@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { createSqsServer } from 'local-aws-sqs';
 import S3rver from 's3rver';
-import { dynamoDbLocalCommand } from './dynamodb-local';
+import { dynamoDbLocalCommand } from './dynamodb-local.js';
 
 export const LOCAL_REGION = 'us-east-1';
 /** Emulators accept any credentials; these keep the SDK from looking for real ones. */

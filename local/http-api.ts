@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { fitsInvocation, HTTP_API_MAX_BODY_BYTES } from '../lambdas/shared/payload-limits';
+import { fitsInvocation, HTTP_API_MAX_BODY_BYTES } from '../lambdas/shared/payload-limits.js';
 
 export interface HttpRoute {
   readonly method: string;

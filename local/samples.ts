@@ -3,7 +3,7 @@
  * providers' documented rules (the tests cross-check these rules against the official libraries).
  */
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
-import type { ProviderId } from '../lambdas/providers/types';
+import type { ProviderId } from '../lambdas/providers/types.js';
 
 export interface SampleDelivery {
   readonly body: string;

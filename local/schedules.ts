@@ -13,7 +13,7 @@ import {
   LOCAL_ACCOUNT,
   LOCAL_REGION,
   resourcesOfType,
-} from './template';
+} from './template.js';
 
 export const LOCAL_SCHEDULE_DEFAULT_SECONDS = 10;
 

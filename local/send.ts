@@ -11,9 +11,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isProviderId, PROVIDER_IDS, type ProviderId } from '../lambdas/providers/types';
-import { localSecrets } from './dev-secrets';
-import { SAMPLE_TYPES, sampleDelivery } from './samples';
+import { isProviderId, PROVIDER_IDS, type ProviderId } from '../lambdas/providers/types.js';
+import { localSecrets } from './dev-secrets.js';
+import { SAMPLE_TYPES, sampleDelivery } from './samples.js';
 
 /** The usage text; `command` is how the caller invokes it (`npm run send --`, `webhooks send`). */
 export function sendUsage(command = 'npm run send --', extraOptions = ''): string {

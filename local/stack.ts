@@ -16,21 +16,21 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { PROVIDER_IDS } from '../lambdas/providers/types';
-import { accountSecretsEnvVar, SECRET_ENV_VARS } from '../lambdas/shared/secrets';
-import { localSecrets } from './dev-secrets';
-import { type EffectsSink, startEffectsSink } from './effects-sink';
+import { PROVIDER_IDS } from '../lambdas/providers/types.js';
+import { accountSecretsEnvVar, SECRET_ENV_VARS } from '../lambdas/shared/secrets.js';
+import { localSecrets } from './dev-secrets.js';
+import { type EffectsSink, startEffectsSink } from './effects-sink.js';
 import {
   LOCAL_CREDENTIALS,
   type RunningEmulator,
   startDynamoDbLocal,
   startS3Server,
   startSqsEmulator,
-} from './emulators';
-import { type HttpRoute, startHttpApi } from './http-api';
-import { LocalFunction } from './local-function';
-import { LOCAL_SCHEDULE_DEFAULT_SECONDS, scheduledTargets, startSchedules } from './schedules';
-import { concurrentBatches, SqsPoller } from './sqs-poller';
+} from './emulators.js';
+import { type HttpRoute, startHttpApi } from './http-api.js';
+import { LocalFunction } from './local-function.js';
+import { LOCAL_SCHEDULE_DEFAULT_SECONDS, scheduledTargets, startSchedules } from './schedules.js';
+import { concurrentBatches, SqsPoller } from './sqs-poller.js';
 import {
   assetDirectory,
   type CfnTemplate,
@@ -41,7 +41,7 @@ import {
   type LocalResource,
   readSynthesizedStack,
   resourcesOfType,
-} from './template';
+} from './template.js';
 
 export interface LocalStackOptions {
   /** The cdk.out directory to run. */

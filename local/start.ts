@@ -8,8 +8,8 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { handleShutdown } from './shutdown';
-import { startLocalStack } from './stack';
+import { handleShutdown } from './shutdown.js';
+import { startLocalStack } from './stack.js';
 
 const root = resolve(import.meta.dirname, '..');
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';

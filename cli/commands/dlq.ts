@@ -14,18 +14,18 @@ import {
   SendMessageCommand,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import type { ProviderId } from '../../lambdas/providers/types';
-import { isExpired } from '../../lambdas/store/claim';
+import type { ProviderId } from '../../lambdas/providers/types.js';
+import { isExpired } from '../../lambdas/store/claim.js';
 import {
   countOption,
   expectPositionals,
   GLOBAL_OPTIONS_HELP,
   parseCommandArgs,
   secondsOption,
-} from '../args';
-import { getClaim } from '../claims';
-import { type Command, type CommandIO, output } from '../command';
-import { CliError } from '../errors';
+} from '../args.js';
+import { getClaim } from '../claims.js';
+import { type Command, type CommandIO, output } from '../command.js';
+import { CliError } from '../errors.js';
 import {
   DEFAULT_WAIT_SECONDS,
   type FollowReport,
@@ -33,11 +33,11 @@ import {
   followFailed,
   followText,
   MAX_FOLLOWED,
-} from '../follow';
-import { formatDuration, plural } from '../format';
-import { progressBar } from '../progress';
-import { aws, openStack, type StackContext } from '../stack';
-import { formatTable } from '../table';
+} from '../follow.js';
+import { formatDuration, plural } from '../format.js';
+import { progressBar } from '../progress.js';
+import { aws, openStack, type StackContext } from '../stack.js';
+import { formatTable } from '../table.js';
 
 /** How long listed messages stay hidden while the listing runs; set back to 0 at the end. */
 const HOLD_SECONDS = 30;

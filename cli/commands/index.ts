@@ -1,11 +1,11 @@
 /** The command registry and the top-level help. */
-import { GLOBAL_OPTIONS_HELP } from '../args';
-import type { Command } from '../command';
-import { dlqListCommand, dlqRedriveCommand } from './dlq';
-import { inspectCommand } from './inspect';
-import { replayCommand } from './replay';
-import { sendCommand } from './send';
-import { stuckCommand } from './stuck';
+import { GLOBAL_OPTIONS_HELP } from '../args.js';
+import type { Command } from '../command.js';
+import { dlqListCommand, dlqRedriveCommand } from './dlq.js';
+import { inspectCommand } from './inspect.js';
+import { replayCommand } from './replay.js';
+import { sendCommand } from './send.js';
+import { stuckCommand } from './stuck.js';
 
 export const COMMANDS: readonly Command[] = [
   inspectCommand,

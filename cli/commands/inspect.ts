@@ -3,10 +3,10 @@
  * "was I charged twice?" is one command: how many deliveries one claim absorbed, how far processing
  * got, which business rows it wrote (read back from their tables), and where its payload is archived.
  */
-import { PROVIDERS } from '../../lambdas/providers';
-import type { ProviderId } from '../../lambdas/providers/types';
-import type { ClaimRecord } from '../../lambdas/store/claim';
-import { archiveUri } from '../archive';
+import { PROVIDERS } from '../../lambdas/providers/index.js';
+import type { ProviderId } from '../../lambdas/providers/types.js';
+import type { ClaimRecord } from '../../lambdas/store/claim.js';
+import { archiveUri } from '../archive.js';
 import {
   expectPositionals,
   GLOBAL_OPTIONS_HELP,
@@ -14,7 +14,7 @@ import {
   parseCommandArgs,
   providerArgument,
   stringOption,
-} from '../args';
+} from '../args.js';
 import {
   type BusinessTable,
   type ClaimLookup,
@@ -22,12 +22,12 @@ import {
   findClaimsByEvent,
   getBusinessRow,
   parseWrittenRow,
-} from '../claims';
-import { type Command, type CommandIO, output } from '../command';
-import { ClaimNotFoundError, UsageError } from '../errors';
-import { plural, timeWithDistance } from '../format';
-import { openStack, type StackContext } from '../stack';
-import { formatFields, formatTable, indent } from '../table';
+} from '../claims.js';
+import { type Command, type CommandIO, output } from '../command.js';
+import { ClaimNotFoundError, UsageError } from '../errors.js';
+import { plural, timeWithDistance } from '../format.js';
+import { openStack, type StackContext } from '../stack.js';
+import { formatFields, formatTable, indent } from '../table.js';
 
 const NAME = 'inspect';
 

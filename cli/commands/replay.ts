@@ -9,9 +9,9 @@
  * reported (./follow.ts).
  */
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types';
-import { ClaimStatus, isExpired } from '../../lambdas/store/claim';
-import type { ArchivedEvent } from '../../lambdas/store/payload-archive';
+import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types.js';
+import { ClaimStatus, isExpired } from '../../lambdas/store/claim.js';
+import type { ArchivedEvent } from '../../lambdas/store/payload-archive.js';
 import {
   archiveUri,
   listArchiveKeys,
@@ -20,7 +20,7 @@ import {
   readArchivedEvent,
   receivedInRange,
   utcDays,
-} from '../archive';
+} from '../archive.js';
 import {
   booleanOption,
   expectPositionals,
@@ -31,15 +31,21 @@ import {
   providerArgument,
   secondsOption,
   stringOption,
-} from '../args';
-import { findClaimByKey, findClaimsByEvent, getClaim, reopenDoneClaim } from '../claims';
-import { type Command, type CommandIO, output } from '../command';
-import { ClaimNotFoundError, CliError, UsageError } from '../errors';
-import { DEFAULT_WAIT_SECONDS, type FollowReport, followClaims, followFailed, followText } from '../follow';
-import { plural } from '../format';
-import { progressBar } from '../progress';
-import { aws, openStack, type StackContext } from '../stack';
-import { formatTable } from '../table';
+} from '../args.js';
+import { findClaimByKey, findClaimsByEvent, getClaim, reopenDoneClaim } from '../claims.js';
+import { type Command, type CommandIO, output } from '../command.js';
+import { ClaimNotFoundError, CliError, UsageError } from '../errors.js';
+import {
+  DEFAULT_WAIT_SECONDS,
+  type FollowReport,
+  followClaims,
+  followFailed,
+  followText,
+} from '../follow.js';
+import { plural } from '../format.js';
+import { progressBar } from '../progress.js';
+import { aws, openStack, type StackContext } from '../stack.js';
+import { formatTable } from '../table.js';
 
 const NAME = 'replay';
 /** A longer range is almost certainly a typo; it would list 5 prefixes a day. */

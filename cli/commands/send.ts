@@ -3,10 +3,16 @@
  * for a deployed stack's URL and `--json`. Its own options keep send's parser, so both accept the
  * same command lines.
  */
-import { type ParsedSendArgs, parseSendArgs, SendUsageError, sendSample, sendUsage } from '../../local/send';
-import type { Command } from '../command';
-import { UsageError } from '../errors';
-import { describeStackOutputs, localOutputsFile, readOutputsFile } from '../stack';
+import {
+  type ParsedSendArgs,
+  parseSendArgs,
+  SendUsageError,
+  sendSample,
+  sendUsage,
+} from '../../local/send.js';
+import type { Command } from '../command.js';
+import { UsageError } from '../errors.js';
+import { describeStackOutputs, localOutputsFile, readOutputsFile } from '../stack.js';
 
 const NAME = 'send';
 const HELP = `${sendUsage(

@@ -3,13 +3,13 @@
  * body to send again, or sent again too often), with why and what to do. Read from the stuck shard
  * of the unfinished-claims index: no table scan.
  */
-import { type ClaimRecord, ClaimStatus } from '../../lambdas/store/claim';
-import { SweepStore } from '../../lambdas/store/sweep-store';
-import { countOption, expectPositionals, GLOBAL_OPTIONS_HELP, parseCommandArgs } from '../args';
-import { type Command, output } from '../command';
-import { plural, timeWithDistance } from '../format';
-import { aws, openStack } from '../stack';
-import { formatTable } from '../table';
+import { type ClaimRecord, ClaimStatus } from '../../lambdas/store/claim.js';
+import { SweepStore } from '../../lambdas/store/sweep-store.js';
+import { countOption, expectPositionals, GLOBAL_OPTIONS_HELP, parseCommandArgs } from '../args.js';
+import { type Command, output } from '../command.js';
+import { plural, timeWithDistance } from '../format.js';
+import { aws, openStack } from '../stack.js';
+import { formatTable } from '../table.js';
 
 const NAME = 'stuck';
 const DEFAULT_MAX = 100;

@@ -9,21 +9,21 @@
  * The rules are written down in docs/processor.md.
  */
 import { randomUUID } from 'node:crypto';
-import { getProvider } from '../providers';
+import { getProvider } from '../providers/index.js';
 import {
   decodeBody,
   type EventEnvelope,
   type EventMessage,
   isClaimCheck,
   type QueueMessage,
-} from '../queue/event-message';
-import { retainUntil } from '../shared/claim-retention';
-import type { FaultInjector } from '../shared/faults';
-import { matchEventType } from '../shared/keys';
-import type { ClaimRecord, Lease, NewClaim } from '../store/claim';
-import { ArchiveFormatError, type PayloadArchive } from '../store/payload-archive';
-import { LeaseLostError, type ProcessingClaims, type ProcessingOutcome } from '../store/processing-claims';
-import { isNewer, type ReadMark, readMark, type StateStore, WriteConflictError } from './state-store';
+} from '../queue/event-message.js';
+import { retainUntil } from '../shared/claim-retention.js';
+import type { FaultInjector } from '../shared/faults.js';
+import { matchEventType } from '../shared/keys.js';
+import type { ClaimRecord, Lease, NewClaim } from '../store/claim.js';
+import { ArchiveFormatError, type PayloadArchive } from '../store/payload-archive.js';
+import { LeaseLostError, type ProcessingClaims, type ProcessingOutcome } from '../store/processing-claims.js';
+import { isNewer, type ReadMark, readMark, type StateStore, WriteConflictError } from './state-store.js';
 import type {
   Applier,
   ApplierRegistry,
@@ -34,7 +34,7 @@ import type {
   MailerAdapter,
   PlanContext,
   ProcessingEvent,
-} from './types';
+} from './types.js';
 
 export interface ProcessorLog {
   info(message: string, details: Record<string, unknown>): void;

@@ -3,7 +3,7 @@
  * returns the first result), and a mailer that, by default, does not (a repeat is a second email).
  * Any non-2xx answer or network error throws, so the step is retried (its marker is not written).
  */
-import type { LedgerAdapter, MailerAdapter } from './types';
+import type { LedgerAdapter, MailerAdapter } from './types.js';
 
 export class EffectError extends Error {
   override readonly name = 'EffectError';

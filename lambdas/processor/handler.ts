@@ -12,29 +12,29 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { isProviderId } from '../providers/types';
-import { retainUntil } from '../shared/claim-retention';
-import { faultInjector } from '../shared/faults';
+import { isProviderId } from '../providers/types.js';
+import { retainUntil } from '../shared/claim-retention.js';
+import { faultInjector } from '../shared/faults.js';
 import {
   METRIC_NAMESPACE,
   PROCESSOR_SERVICE,
   PROVIDER_DIMENSION,
   ProcessorMetric,
-} from '../shared/metric-names';
-import { S3PayloadArchive } from '../store/payload-archive';
-import { ProcessingClaims } from '../store/processing-claims';
-import { EXAMPLE_APPLIERS } from './appliers';
+} from '../shared/metric-names.js';
+import { S3PayloadArchive } from '../store/payload-archive.js';
+import { ProcessingClaims } from '../store/processing-claims.js';
+import { EXAMPLE_APPLIERS } from './appliers/index.js';
 import {
   ClaimBusyError,
   PoisonMessageError,
   type ProcessorDeps,
   parseEventMessage,
   processMessage,
-} from './core';
-import { HttpLedger, HttpMailer } from './effects';
-import { loadProcessorSettings, PROCESSOR_DEFAULTS } from './settings';
-import { StateStore } from './state-store';
-import type { ApplierRegistry } from './types';
+} from './core.js';
+import { HttpLedger, HttpMailer } from './effects.js';
+import { loadProcessorSettings, PROCESSOR_DEFAULTS } from './settings.js';
+import { StateStore } from './state-store.js';
+import type { ApplierRegistry } from './types.js';
 
 /**
  * Called for each record when the processor cannot initialise (a bad setting, say): on the attempt

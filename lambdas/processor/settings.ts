@@ -1,7 +1,7 @@
 /** The processor's settings, read once per cold start and validated up front. */
-import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../shared/claim-retention';
-import { ConfigError, type Env, positiveInteger, required } from '../shared/config';
-import type { TableRef } from './types';
+import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../shared/claim-retention.js';
+import { ConfigError, type Env, positiveInteger, required } from '../shared/config.js';
+import type { TableRef } from './types.js';
 
 export interface ProcessorSettings {
   readonly claimsTableName: string;

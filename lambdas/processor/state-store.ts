@@ -4,8 +4,8 @@
  */
 import { type DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { type ClaimStepUpdate, LeaseLostError } from '../store/processing-claims';
-import type { EventOrder, GuardedWrite, TableRef } from './types';
+import { type ClaimStepUpdate, LeaseLostError } from '../store/processing-claims.js';
+import type { EventOrder, GuardedWrite, TableRef } from './types.js';
 
 export const DEFAULT_GUARD = 'lastEvent';
 

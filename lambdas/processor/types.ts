@@ -4,7 +4,7 @@
  * The processor does the rest (claim, transaction, stale-order guard, step markers, retries).
  * See docs/processor.md.
  */
-import type { EventMessage } from '../queue/event-message';
+import type { EventMessage } from '../queue/event-message.js';
 
 /** The example domain's business tables; each maps to a table name in the processor's settings. */
 export type TableRef = 'payments' | 'orders' | 'resources';

@@ -11,8 +11,8 @@ import {
   safeEqualAny,
   sha256,
   usableSecrets,
-} from './crypto';
-import type { ExtractResult, Provider, VerifyOptions, VerifyResult, WebhookRequest } from './types';
+} from './crypto.js';
+import type { ExtractResult, Provider, VerifyOptions, VerifyResult, WebhookRequest } from './types.js';
 
 /**
  * Asaas is Brazilian and writes `dateCreated` without a zone: read it as Brasília time, UTC-03:00

@@ -4,8 +4,8 @@
  * decoded or parsed comes back as `undefined`, which callers treat as "no match".
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { type PayloadFormat, readJsonPayload } from '../shared/payload';
-import type { WebhookRequest } from './types';
+import { type PayloadFormat, readJsonPayload } from '../shared/payload.js';
+import type { WebhookRequest } from './types.js';
 
 export function hmacSha256(key: string | Buffer, data: Buffer | string): Buffer {
   return createHmac('sha256', key).update(data).digest();

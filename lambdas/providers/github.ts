@@ -12,8 +12,8 @@ import {
   readRequestPayload,
   safeEqualAny,
   usableSecrets,
-} from './crypto';
-import type { ExtractResult, Provider, VerifyOptions, VerifyResult, WebhookRequest } from './types';
+} from './crypto.js';
+import type { ExtractResult, Provider, VerifyOptions, VerifyResult, WebhookRequest } from './types.js';
 
 const SIGNATURE_PREFIX = 'sha256=';
 

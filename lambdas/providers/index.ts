@@ -2,12 +2,12 @@
  * The provider registry: route id -> provider module. Both the stack (TTL, key rules) and the
  * handlers (verify, extract) read a provider's rules from here.
  */
-import { asaasProvider } from './asaas';
-import { githubProvider } from './github';
-import { shopifyProvider } from './shopify';
-import { standardProvider } from './standard';
-import { stripeProvider } from './stripe';
-import { isProviderId, type Provider, type ProviderId } from './types';
+import { asaasProvider } from './asaas.js';
+import { githubProvider } from './github.js';
+import { shopifyProvider } from './shopify.js';
+import { standardProvider } from './standard.js';
+import { stripeProvider } from './stripe.js';
+import { isProviderId, type Provider, type ProviderId } from './types.js';
 
 export const PROVIDERS: Readonly<Record<ProviderId, Provider>> = Object.freeze({
   stripe: stripeProvider,

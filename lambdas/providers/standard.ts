@@ -18,8 +18,8 @@ import {
   safeEqualAny,
   usableSecrets,
   withinTolerance,
-} from './crypto';
-import type { ExtractResult, Provider, VerifyOptions, VerifyResult, WebhookRequest } from './types';
+} from './crypto.js';
+import type { ExtractResult, Provider, VerifyOptions, VerifyResult, WebhookRequest } from './types.js';
 
 /** The reference libraries' `WEBHOOK_TOLERANCE_IN_SECONDS`. */
 const DEFAULT_TOLERANCE_SECONDS = 5 * 60;

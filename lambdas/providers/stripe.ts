@@ -15,8 +15,8 @@ import {
   safeEqualAny,
   usableSecrets,
   withinTolerance,
-} from './crypto';
-import type { ExtractResult, Provider, VerifyOptions, VerifyResult, WebhookRequest } from './types';
+} from './crypto.js';
+import type { ExtractResult, Provider, VerifyOptions, VerifyResult, WebhookRequest } from './types.js';
 
 /** stripe-node's `DEFAULT_TOLERANCE`. */
 const DEFAULT_TOLERANCE_SECONDS = 300;

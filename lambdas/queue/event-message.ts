@@ -3,9 +3,9 @@
  * processor needs, so it never has to go back to the provider or the receiver.
  */
 import { isUtf8 } from 'node:buffer';
-import type { ProviderEvent, ProviderId } from '../providers/types';
+import type { ProviderEvent, ProviderId } from '../providers/types.js';
 
-export { SQS_MAX_MESSAGE_BYTES } from '../shared/payload-limits';
+export { SQS_MAX_MESSAGE_BYTES } from '../shared/payload-limits.js';
 
 export const EVENT_MESSAGE_VERSION = 1;
 

@@ -4,8 +4,8 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { getProvider } from '../providers';
-import type { Provider, ProviderEvent, WebhookRequest } from '../providers/types';
+import { getProvider } from '../providers/index.js';
+import type { Provider, ProviderEvent, WebhookRequest } from '../providers/types.js';
 import {
   claimCheckOf,
   EVENT_MESSAGE_VERSION,
@@ -13,12 +13,12 @@ import {
   encodeBody,
   forwardedHeaders,
   SQS_MAX_MESSAGE_BYTES,
-} from '../queue/event-message';
-import type { EventQueue } from '../queue/event-queue';
-import { retainUntil } from '../shared/claim-retention';
-import type { FaultInjector } from '../shared/faults';
-import { buildIdempotencyKey, resolveKeyRule } from '../shared/keys';
-import type { SecretSource } from '../shared/secrets';
+} from '../queue/event-message.js';
+import type { EventQueue } from '../queue/event-queue.js';
+import { retainUntil } from '../shared/claim-retention.js';
+import type { FaultInjector } from '../shared/faults.js';
+import { buildIdempotencyKey, resolveKeyRule } from '../shared/keys.js';
+import type { SecretSource } from '../shared/secrets.js';
 import {
   type ClaimRecord,
   ClaimStatus,
@@ -26,9 +26,9 @@ import {
   isLeaseLive,
   type Lease,
   type NewClaim,
-} from '../store/claim';
-import type { PayloadArchive } from '../store/payload-archive';
-import type { ReceiverSettings } from './settings';
+} from '../store/claim.js';
+import type { PayloadArchive } from '../store/payload-archive.js';
+import type { ReceiverSettings } from './settings.js';
 
 /** One HTTP delivery, as the adapter hands it over. Header names must be lower-case. */
 export interface IncomingDelivery {

@@ -12,21 +12,21 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { isProviderId } from '../providers/types';
-import { SqsEventQueue } from '../queue/event-queue';
-import { faultInjector } from '../shared/faults';
+import { isProviderId } from '../providers/types.js';
+import { SqsEventQueue } from '../queue/event-queue.js';
+import { faultInjector } from '../shared/faults.js';
 import {
   METRIC_NAMESPACE,
   PROVIDER_DIMENSION,
   RECEIVER_SERVICE,
   ReceiverMetric,
-} from '../shared/metric-names';
-import { secretSourceFromEnvironment } from '../shared/secrets-manager';
-import { DynamoClaimStore } from '../store/dynamo-claim-store';
-import type { PayloadArchive } from '../store/payload-archive';
-import { type DeliveryOutcome, type DeliveryResult, type ReceiverDeps, receiveDelivery } from './core';
-import { deliveryFromEvent, toHttpResponse } from './http';
-import { loadReceiverSettings } from './settings';
+} from '../shared/metric-names.js';
+import { secretSourceFromEnvironment } from '../shared/secrets-manager.js';
+import { DynamoClaimStore } from '../store/dynamo-claim-store.js';
+import type { PayloadArchive } from '../store/payload-archive.js';
+import { type DeliveryOutcome, type DeliveryResult, type ReceiverDeps, receiveDelivery } from './core.js';
+import { deliveryFromEvent, toHttpResponse } from './http.js';
+import { loadReceiverSettings } from './settings.js';
 
 const OUTCOME_METRIC: Readonly<Record<DeliveryOutcome, string | undefined>> = {
   accepted: ReceiverMetric.Accepted,
@@ -146,7 +146,7 @@ export function depsFromEnvironment(env: NodeJS.ProcessEnv = process.env): Omit<
 function lazyArchive(bucket: string, forcePathStyle: boolean): PayloadArchive {
   let loading: Promise<PayloadArchive> | undefined;
   const archive = (): Promise<PayloadArchive> => {
-    loading ??= Promise.all([import('@aws-sdk/client-s3'), import('../store/payload-archive')]).then(
+    loading ??= Promise.all([import('@aws-sdk/client-s3'), import('../store/payload-archive.js')]).then(
       ([{ S3Client }, { S3PayloadArchive }]) =>
         new S3PayloadArchive(
           new S3Client({

@@ -1,6 +1,6 @@
 /** API Gateway HTTP API (payload format 2.0) <-> the receiver core. */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { DeliveryResult, IncomingDelivery } from './core';
+import type { DeliveryResult, IncomingDelivery } from './core.js';
 
 export function lowerCaseHeaders(
   headers: Readonly<Record<string, string | undefined>> | undefined,

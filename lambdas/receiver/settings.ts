@@ -3,15 +3,15 @@
  * front: a misconfigured receiver fails at start-up with a message naming the variable, rather than
  * answering deliveries wrongly.
  */
-import { PROVIDERS } from '../providers';
-import { type KeyRule, type KeyRules, PROVIDER_IDS, type ProviderId } from '../providers/types';
-import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../shared/claim-retention';
-import { ConfigError, type Env, positiveInteger, required } from '../shared/config';
+import { PROVIDERS } from '../providers/index.js';
+import { type KeyRule, type KeyRules, PROVIDER_IDS, type ProviderId } from '../providers/types.js';
+import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../shared/claim-retention.js';
+import { ConfigError, type Env, positiveInteger, required } from '../shared/config.js';
 import {
   CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES,
   LAMBDA_SYNC_REQUEST_LIMIT_BYTES,
   SQS_MAX_MESSAGE_BYTES,
-} from '../shared/payload-limits';
+} from '../shared/payload-limits.js';
 
 export { ConfigError };
 

@@ -4,7 +4,7 @@
  * or the delivery timestamp (both change between attempts) nor from a hash of the payload
  * (providers add fields between attempts). Rules are documented in docs/rules.md.
  */
-import type { KeyRule, KeyRules, ProviderEvent, ProviderId } from '../providers/types';
+import type { KeyRule, KeyRules, ProviderEvent, ProviderId } from '../providers/types.js';
 
 export type KeyResult =
   | { readonly ok: true; readonly key: string; readonly rule: KeyRule['kind'] }

@@ -19,8 +19,8 @@
  * reported through `onError` (a structured log line by default); secret values are never logged.
  */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { isProviderId, type ProviderId } from '../providers/types';
-import { ConfigError } from './config';
+import { isProviderId, type ProviderId } from '../providers/types.js';
+import { ConfigError } from './config.js';
 import {
   EMPTY_SECRET_SET,
   EnvSecretSource,
@@ -29,7 +29,7 @@ import {
   type SecretSet,
   type SecretSource,
   secretsFor,
-} from './secrets';
+} from './secrets.js';
 
 /** The environment variable naming each provider's secret: JSON `{"stripe":"arn:aws:secretsmanager:..."}`. */
 export const SECRET_ARNS_ENV_VAR = 'WEBHOOK_SECRET_ARNS';

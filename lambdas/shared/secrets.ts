@@ -2,8 +2,8 @@
  * Where signing secrets come from. Each provider may have several (current and previous, during a
  * rotation); a delivery signed with any of them is accepted.
  */
-import type { ProviderId } from '../providers/types';
-import { ConfigError } from './config';
+import type { ProviderId } from '../providers/types.js';
+import { ConfigError } from './config.js';
 
 export interface SecretSource {
   /**

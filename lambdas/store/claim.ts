@@ -3,7 +3,7 @@
  * key was accepted, how many deliveries of it were seen, who holds it now (lease) and how far it got.
  * See docs/claims.md for the state machine.
  */
-import { unfinishedMembership } from './unfinished-index';
+import { unfinishedMembership } from './unfinished-index.js';
 
 export const ClaimStatus = {
   /** A receiver took the key and is putting the event on the queue (it holds the receiver lease). */

@@ -6,7 +6,7 @@
  */
 import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { ClaimRecord } from './claim';
+import type { ClaimRecord } from './claim.js';
 
 /** ISO-8601, for the attributes people read (`firstSeenAt`, `enqueuedAt`, ...). */
 export const isoTime = (ms: number): string => new Date(ms).toISOString();

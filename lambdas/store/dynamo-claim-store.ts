@@ -15,10 +15,10 @@ import {
   type NewClaim,
   newClaimRecord,
   type TakeOverExpectation,
-} from './claim';
-import { ClaimsTable, epochSeconds, isoTime as iso } from './claims-table';
-import { writeNewClaim } from './new-claim';
-import { pendingShard } from './unfinished-index';
+} from './claim.js';
+import { ClaimsTable, epochSeconds, isoTime as iso } from './claims-table.js';
+import { writeNewClaim } from './new-claim.js';
+import { pendingShard } from './unfinished-index.js';
 
 export interface DynamoClaimStoreOptions {
   readonly client: DynamoDBClient;

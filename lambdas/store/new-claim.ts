@@ -16,8 +16,8 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { CLAIM_ABSENT_OR_EXPIRED, type ClaimRecord, isExpired } from './claim';
-import { epochSeconds } from './claims-table';
+import { CLAIM_ABSENT_OR_EXPIRED, type ClaimRecord, isExpired } from './claim.js';
+import { epochSeconds } from './claims-table.js';
 
 /** How far processing got: kept when a claim of the same event is created again over its expired item. */
 export const PROGRESS_ATTRIBUTES = [

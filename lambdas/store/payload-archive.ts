@@ -16,8 +16,8 @@ import {
   type EventMessage,
   type QueueMessage,
   SQS_MAX_MESSAGE_BYTES,
-} from '../queue/event-message';
-import { archiveObjectKey } from '../shared/archive-layout';
+} from '../queue/event-message.js';
+import { archiveObjectKey } from '../shared/archive-layout.js';
 
 export interface ArchivedEvent extends EventMessage {
   readonly archivedAt: string;

@@ -5,10 +5,17 @@
 import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { type ClaimRecord, ClaimStatus, isExpired, type Lease, type NewClaim, newClaimRecord } from './claim';
-import { ClaimsTable, isoTime as iso, epochSeconds as seconds } from './claims-table';
-import { writeNewClaim } from './new-claim';
-import { pendingShard, UNFINISHED_ATTRIBUTES } from './unfinished-index';
+import {
+  type ClaimRecord,
+  ClaimStatus,
+  isExpired,
+  type Lease,
+  type NewClaim,
+  newClaimRecord,
+} from './claim.js';
+import { ClaimsTable, isoTime as iso, epochSeconds as seconds } from './claims-table.js';
+import { writeNewClaim } from './new-claim.js';
+import { pendingShard, UNFINISHED_ATTRIBUTES } from './unfinished-index.js';
 
 /** A finished claim leaves the index of unfinished claims (FAILED: its message is in the DLQ, which alarms). */
 const LEAVE_INDEX = UNFINISHED_ATTRIBUTES.join(', ');

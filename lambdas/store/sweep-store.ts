@@ -6,9 +6,9 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { type ClaimRecord, ClaimStatus } from './claim';
-import { ClaimsTable, isoTime as iso, epochSeconds as seconds } from './claims-table';
-import { pendingShard, pendingShards, STUCK_SHARD, UNFINISHED_INDEX } from './unfinished-index';
+import { type ClaimRecord, ClaimStatus } from './claim.js';
+import { ClaimsTable, isoTime as iso, epochSeconds as seconds } from './claims-table.js';
+import { pendingShard, pendingShards, STUCK_SHARD, UNFINISHED_INDEX } from './unfinished-index.js';
 
 /** An index entry: a claim's key and when it was due. */
 export interface DueClaim {

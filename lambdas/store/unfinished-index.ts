@@ -10,7 +10,7 @@
  * two index writes per event; every step in between changes no key and costs nothing.
  */
 import { createHash } from 'node:crypto';
-import { CLAIMS_TABLE_SCHEMA } from './schema';
+import { CLAIMS_TABLE_SCHEMA } from './schema.js';
 
 export const UNFINISHED_INDEX = CLAIMS_TABLE_SCHEMA.unfinishedIndex.name;
 export const SWEEP_SHARD = CLAIMS_TABLE_SCHEMA.unfinishedIndex.partitionKey;

@@ -13,13 +13,13 @@
  * was not lost after all is one more copy, which the processor absorbs (its claim is DONE or busy).
  * Rules and defaults: docs/rules.md, "The sweeper".
  */
-import type { EventQueue } from '../queue/event-queue';
-import { archiveObjectKey } from '../shared/archive-layout';
-import { type ClaimRecord, ClaimStatus, isExpired, isLeaseLive } from '../store/claim';
-import { type ArchivedEvent, queueMessageOf } from '../store/payload-archive';
-import type { SweepStore } from '../store/sweep-store';
-import { STUCK_SHARD } from '../store/unfinished-index';
-import type { SweeperSettings } from './settings';
+import type { EventQueue } from '../queue/event-queue.js';
+import { archiveObjectKey } from '../shared/archive-layout.js';
+import { type ClaimRecord, ClaimStatus, isExpired, isLeaseLive } from '../store/claim.js';
+import { type ArchivedEvent, queueMessageOf } from '../store/payload-archive.js';
+import type { SweepStore } from '../store/sweep-store.js';
+import { STUCK_SHARD } from '../store/unfinished-index.js';
+import type { SweeperSettings } from './settings.js';
 
 export interface SweeperLog {
   info(message: string, details: Record<string, unknown>): void;

@@ -9,12 +9,12 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { SqsEventQueue } from '../queue/event-queue';
-import { METRIC_NAMESPACE, SWEEPER_SERVICE, SweeperMetric } from '../shared/metric-names';
-import { S3PayloadArchive } from '../store/payload-archive';
-import { SweepStore } from '../store/sweep-store';
-import { type SweeperDeps, type SweepReport, sweep } from './core';
-import { loadSweeperSettings } from './settings';
+import { SqsEventQueue } from '../queue/event-queue.js';
+import { METRIC_NAMESPACE, SWEEPER_SERVICE, SweeperMetric } from '../shared/metric-names.js';
+import { S3PayloadArchive } from '../store/payload-archive.js';
+import { SweepStore } from '../store/sweep-store.js';
+import { type SweeperDeps, type SweepReport, sweep } from './core.js';
+import { loadSweeperSettings } from './settings.js';
 
 export interface SweeperHandlerOptions {
   readonly deps: () => Omit<SweeperDeps, 'log'>;

@@ -1,5 +1,5 @@
 /** The sweeper's settings, read once per cold start and validated up front. */
-import { ConfigError, type Env, positiveInteger, required } from '../shared/config';
+import { ConfigError, type Env, positiveInteger, required } from '../shared/config.js';
 
 export interface SweeperSettings {
   readonly claimsTableName: string;

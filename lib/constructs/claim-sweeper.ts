@@ -13,11 +13,11 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { SWEEPER_SERVICE } from '../../lambdas/shared/metric-names';
-import { UNFINISHED_INDEX } from '../../lambdas/store/unfinished-index';
-import { SWEEPER_DEFAULTS } from '../../lambdas/sweeper/settings';
-import { grantArchiveListing, grantArchivePrefix } from './payload-archive';
-import { projectPath, WebhookFunction } from './webhook-function';
+import { SWEEPER_SERVICE } from '../../lambdas/shared/metric-names.js';
+import { UNFINISHED_INDEX } from '../../lambdas/store/unfinished-index.js';
+import { SWEEPER_DEFAULTS } from '../../lambdas/sweeper/settings.js';
+import { grantArchiveListing, grantArchivePrefix } from './payload-archive.js';
+import { projectPath, WebhookFunction } from './webhook-function.js';
 
 export interface ClaimSweeperProps {
   readonly claimsTable: dynamodb.ITable;

@@ -11,12 +11,12 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { DLQ_RETENTION_SECONDS, REDRIVE_MARGIN_SECONDS } from '../../lambdas/shared/claim-retention';
-import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names';
-import { SQS_MAX_MESSAGE_BYTES } from '../../lambdas/shared/payload-limits';
-import { PROCESSOR_SERVICE } from './metrics';
-import { grantArchiveListing, grantArchivePrefix } from './payload-archive';
-import { WebhookFunction } from './webhook-function';
+import { DLQ_RETENTION_SECONDS, REDRIVE_MARGIN_SECONDS } from '../../lambdas/shared/claim-retention.js';
+import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names.js';
+import { SQS_MAX_MESSAGE_BYTES } from '../../lambdas/shared/payload-limits.js';
+import { PROCESSOR_SERVICE } from './metrics.js';
+import { grantArchiveListing, grantArchivePrefix } from './payload-archive.js';
+import { WebhookFunction } from './webhook-function.js';
 
 /**
  * AWS: "set the source queue's visibility timeout to at least six times the timeout that you

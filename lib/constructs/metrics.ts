@@ -11,7 +11,7 @@ import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
-import type { ProviderId } from '../../lambdas/providers/types';
+import type { ProviderId } from '../../lambdas/providers/types.js';
 import {
   METRIC_NAMESPACE,
   PROCESSOR_SERVICE,
@@ -21,7 +21,7 @@ import {
   ReceiverMetric,
   SWEEPER_SERVICE,
   type SweeperMetric,
-} from '../../lambdas/shared/metric-names';
+} from '../../lambdas/shared/metric-names.js';
 
 const SERVICE_DIMENSION = 'service';
 

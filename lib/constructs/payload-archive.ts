@@ -8,7 +8,7 @@ import { type CfnElement, Duration, type RemovalPolicy, Stack, Validations } fro
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { ARCHIVE_PREFIX } from '../../lambdas/shared/archive-layout';
+import { ARCHIVE_PREFIX } from '../../lambdas/shared/archive-layout.js';
 
 export interface PayloadArchiveProps {
   /** How long archived payloads are kept. @default Duration.days(90) */

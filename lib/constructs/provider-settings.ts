@@ -5,9 +5,9 @@
  * fails `cdk synth` instead of every delivery.
  */
 import type { Duration } from 'aws-cdk-lib';
-import type { KeyRule, ProviderId } from '../../lambdas/providers/types';
-import { PROVIDER_IDS } from '../../lambdas/providers/types';
-import { parseProviderSettings } from '../../lambdas/receiver/settings';
+import type { KeyRule, ProviderId } from '../../lambdas/providers/types.js';
+import { PROVIDER_IDS } from '../../lambdas/providers/types.js';
+import { parseProviderSettings } from '../../lambdas/receiver/settings.js';
 
 export type KeyRuleKind = KeyRule['kind'];
 

@@ -19,13 +19,13 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types';
+import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types.js';
 import {
   METRIC_NAMESPACE,
   OVERSIZED_DELIVERIES_METRIC,
   SweeperMetric,
   THROTTLED_DELIVERIES_METRIC,
-} from '../../lambdas/shared/metric-names';
+} from '../../lambdas/shared/metric-names.js';
 import {
   apiClientErrorRate,
   apiServerErrorRate,
@@ -35,7 +35,7 @@ import {
   queueOldestMessageAge,
   queueVisibleMessages,
   sweeperMetric,
-} from './metrics';
+} from './metrics.js';
 
 export type AlarmSeverity = 'critical' | 'warning';
 

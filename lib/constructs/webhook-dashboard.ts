@@ -8,8 +8,8 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { PROVIDER_IDS } from '../../lambdas/providers/types';
-import { ProcessorMetric, ReceiverMetric } from '../../lambdas/shared/metric-names';
+import { PROVIDER_IDS } from '../../lambdas/providers/types.js';
+import { ProcessorMetric, ReceiverMetric } from '../../lambdas/shared/metric-names.js';
 import {
   duplicateRatio,
   processorMetric,
@@ -18,7 +18,7 @@ import {
   queueVisibleMessages,
   receiverMetric,
   receiverOutcomeTotal,
-} from './metrics';
+} from './metrics.js';
 
 export interface WebhookDashboardProps {
   readonly api: apigwv2.IHttpApi;

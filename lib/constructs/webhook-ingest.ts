@@ -19,12 +19,12 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types';
-import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names';
-import { SECRET_ARNS_ENV_VAR } from '../../lambdas/shared/secrets-manager';
-import { RECEIVER_SERVICE } from './metrics';
-import { grantArchivePrefix } from './payload-archive';
-import { projectPath, WebhookFunction } from './webhook-function';
+import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types.js';
+import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names.js';
+import { SECRET_ARNS_ENV_VAR } from '../../lambdas/shared/secrets-manager.js';
+import { RECEIVER_SERVICE } from './metrics.js';
+import { grantArchivePrefix } from './payload-archive.js';
+import { projectPath, WebhookFunction } from './webhook-function.js';
 
 export interface WebhookIngestProps {
   readonly claimsTable: dynamodb.ITable;

@@ -6,10 +6,10 @@
 import { RemovalPolicy, SecretValue, Validations } from 'aws-cdk-lib';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { PROVIDERS } from '../../lambdas/providers';
-import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types';
-import { SECRET_PLACEHOLDER } from '../../lambdas/shared/secrets-manager';
-import { providerPascal } from './naming';
+import { PROVIDERS } from '../../lambdas/providers/index.js';
+import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types.js';
+import { SECRET_PLACEHOLDER } from '../../lambdas/shared/secrets-manager.js';
+import { providerPascal } from './naming.js';
 
 /** What the operator puts in each provider's secret, and where the provider shows it. */
 const SECRET_HINTS: Readonly<Record<ProviderId, string>> = {

@@ -5,7 +5,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { CLAIMS_TABLE_SCHEMA } from '../../lambdas/store/schema';
+import { CLAIMS_TABLE_SCHEMA } from '../../lambdas/store/schema.js';
 
 export interface WebhookTablesProps {
   /**

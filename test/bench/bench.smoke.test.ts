@@ -6,12 +6,12 @@
  * docs/performance.md reports.
  */
 import { describe, expect, inject, it } from 'vitest';
-import { runInProcess } from '../../bench/inprocess';
-import { claimCheckBreakEven } from '../../bench/large-payloads';
-import { renderReport } from '../../bench/report';
-import { buildResults } from '../../bench/results';
-import { measureSweepCost } from '../../bench/sweeper';
-import { CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES } from '../../lambdas/shared/payload-limits';
+import { runInProcess } from '../../bench/inprocess.js';
+import { claimCheckBreakEven } from '../../bench/large-payloads.js';
+import { renderReport } from '../../bench/report.js';
+import { buildResults } from '../../bench/results.js';
+import { measureSweepCost } from '../../bench/sweeper.js';
+import { CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES } from '../../lambdas/shared/payload-limits.js';
 
 const finite = (value: unknown) => typeof value === 'number' && Number.isFinite(value);
 

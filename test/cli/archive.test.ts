@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { archiveUri, queueMessageOf, rangePrefixes, receivedInRange, utcDays } from '../../cli/archive';
-import { isClaimCheck, SQS_MAX_MESSAGE_BYTES } from '../../lambdas/queue/event-message';
-import type { ArchivedEvent } from '../../lambdas/store/payload-archive';
+import { archiveUri, queueMessageOf, rangePrefixes, receivedInRange, utcDays } from '../../cli/archive.js';
+import { isClaimCheck, SQS_MAX_MESSAGE_BYTES } from '../../lambdas/queue/event-message.js';
+import type { ArchivedEvent } from '../../lambdas/store/payload-archive.js';
 
 const at = (iso: string) => new Date(iso);
 

@@ -6,8 +6,8 @@ import {
   parseCommandArgs,
   parseInstant,
   providerArgument,
-} from '../../cli/args';
-import { UsageError } from '../../cli/errors';
+} from '../../cli/args.js';
+import { UsageError } from '../../cli/errors.js';
 
 const parse = (argv: string[]) =>
   parseCommandArgs(argv, { max: { type: 'string' }, force: { type: 'boolean' } }, 'x');

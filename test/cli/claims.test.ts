@@ -6,8 +6,8 @@ import {
   findClaimsByEvent,
   keyRuleNote,
   parseWrittenRow,
-} from '../../cli/claims';
-import type { StackContext } from '../../cli/stack';
+} from '../../cli/claims.js';
+import type { StackContext } from '../../cli/stack.js';
 
 type Item = Record<string, unknown> & { pk: string };
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { parseCommandArgs } from '../../cli/args';
-import { COMMANDS, overview, resolveCommand } from '../../cli/commands';
-import { summarizeBody } from '../../cli/commands/dlq';
-import { verdict } from '../../cli/commands/inspect';
-import { replayQuery, summarize } from '../../cli/commands/replay';
-import { splitGlobalOptions } from '../../cli/commands/send';
-import { UsageError } from '../../cli/errors';
+import { parseCommandArgs } from '../../cli/args.js';
+import { summarizeBody } from '../../cli/commands/dlq.js';
+import { COMMANDS, overview, resolveCommand } from '../../cli/commands/index.js';
+import { verdict } from '../../cli/commands/inspect.js';
+import { replayQuery, summarize } from '../../cli/commands/replay.js';
+import { splitGlobalOptions } from '../../cli/commands/send.js';
+import { UsageError } from '../../cli/errors.js';
 
 describe('resolveCommand', () => {
   it('finds one-word and two-word commands and passes the rest on', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { inspectText, viewClaim } from '../../cli/commands/inspect';
-import { followEntry, followFailed, summarizeFollow } from '../../cli/follow';
-import type { StackContext } from '../../cli/stack';
-import { type ClaimRecord, ClaimStatus } from '../../lambdas/store/claim';
+import { inspectText, viewClaim } from '../../cli/commands/inspect.js';
+import { followEntry, followFailed, summarizeFollow } from '../../cli/follow.js';
+import type { StackContext } from '../../cli/stack.js';
+import { type ClaimRecord, ClaimStatus } from '../../lambdas/store/claim.js';
 
 const NOW = Date.parse('2026-12-03T10:00:00Z');
 const SENT = NOW - 5_000;

@@ -14,12 +14,12 @@ import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/clien
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EffectEntry } from '../../local/effects-sink';
-import { LOCAL_CREDENTIALS } from '../../local/emulators';
-import { sampleDelivery } from '../../local/samples';
-import { stripePaymentIntentEvent } from '../helpers/events';
-import { type LocalStackProcess, REPO_ROOT, startLocalStackProcess } from '../helpers/local-stack-process';
-import { githubHeaders, stripeHeaders, TEST_SECRETS } from '../helpers/signing';
+import type { EffectEntry } from '../../local/effects-sink.js';
+import { LOCAL_CREDENTIALS } from '../../local/emulators.js';
+import { sampleDelivery } from '../../local/samples.js';
+import { stripePaymentIntentEvent } from '../helpers/events.js';
+import { type LocalStackProcess, REPO_ROOT, startLocalStackProcess } from '../helpers/local-stack-process.js';
+import { githubHeaders, stripeHeaders, TEST_SECRETS } from '../helpers/signing.js';
 
 const startedAt = new Date();
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type ProgressStream, progressBar, renderProgress } from '../../cli/progress';
+import { type ProgressStream, progressBar, renderProgress } from '../../cli/progress.js';
 
 function stream(isTTY: boolean): ProgressStream & { text: string } {
   return {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatFields, formatTable, indent } from '../../cli/table';
+import { formatFields, formatTable, indent } from '../../cli/table.js';
 
 interface Row {
   name: string;

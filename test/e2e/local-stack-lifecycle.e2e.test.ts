@@ -4,10 +4,10 @@
  * group) stops everything it started, Java included, within 10 s.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isProcessAlive } from '../../local/emulators';
-import { type LocalStackProcess, startLocalStackProcess } from '../helpers/local-stack-process';
-import { accepts, nonLoopbackAddresses } from '../helpers/net';
-import { commandLines, descendants } from '../helpers/process-tree';
+import { isProcessAlive } from '../../local/emulators.js';
+import { type LocalStackProcess, startLocalStackProcess } from '../helpers/local-stack-process.js';
+import { accepts, nonLoopbackAddresses } from '../helpers/net.js';
+import { commandLines, descendants } from '../helpers/process-tree.js';
 
 let stack: LocalStackProcess;
 let started: number[] = [];

@@ -10,17 +10,17 @@ import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/clien
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EffectEntry } from '../../local/effects-sink';
-import { LOCAL_CREDENTIALS } from '../../local/emulators';
-import { sampleDelivery } from '../../local/samples';
+import type { EffectEntry } from '../../local/effects-sink.js';
+import { LOCAL_CREDENTIALS } from '../../local/emulators.js';
+import { sampleDelivery } from '../../local/samples.js';
 import {
   githubPushEvent,
   shopifyOrder,
   stripeChargeRefundedEvent,
   stripePaymentIntentEvent,
-} from '../helpers/events';
-import { type LocalStackProcess, REPO_ROOT, startLocalStackProcess } from '../helpers/local-stack-process';
-import { githubHeaders, shopifyHeaders, stripeHeaders, TEST_SECRETS } from '../helpers/signing';
+} from '../helpers/events.js';
+import { type LocalStackProcess, REPO_ROOT, startLocalStackProcess } from '../helpers/local-stack-process.js';
+import { githubHeaders, shopifyHeaders, stripeHeaders, TEST_SECRETS } from '../helpers/signing.js';
 
 const GITHUB_VECTOR_SECRET = "It's a Secret to Everybody";
 const CUSTOM_SHOP_A = 'custom-a.myshopify.com';

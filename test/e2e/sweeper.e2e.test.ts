@@ -11,10 +11,10 @@ import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOCAL_CREDENTIALS } from '../../local/emulators';
-import { sampleDelivery } from '../../local/samples';
-import { type LocalStackProcess, REPO_ROOT, startLocalStackProcess } from '../helpers/local-stack-process';
-import { githubHeaders, TEST_SECRETS } from '../helpers/signing';
+import { LOCAL_CREDENTIALS } from '../../local/emulators.js';
+import { sampleDelivery } from '../../local/samples.js';
+import { type LocalStackProcess, REPO_ROOT, startLocalStackProcess } from '../helpers/local-stack-process.js';
+import { githubHeaders, TEST_SECRETS } from '../helpers/signing.js';
 
 let stack: LocalStackProcess;
 let doc: DynamoDBDocumentClient;

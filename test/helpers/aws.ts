@@ -19,8 +19,8 @@ import {
 } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
-import { CLAIMS_TABLE_SCHEMA, claimsTableDefinition } from '../../lambdas/store/schema';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators';
+import { CLAIMS_TABLE_SCHEMA, claimsTableDefinition } from '../../lambdas/store/schema.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.js';
 
 export const uniqueName = (prefix: string): string => `${prefix}-${randomBytes(5).toString('hex')}`;
 
@@ -140,7 +140,7 @@ export async function peekMessageBody(client: SQSClient, queueUrl: string): Prom
   return body;
 }
 
-export { queueDepth } from '../../local/sqs-poller';
+export { queueDepth } from '../../local/sqs-poller.js';
 
 export function s3Client(): S3Client {
   return new S3Client({

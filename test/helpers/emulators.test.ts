@@ -7,8 +7,8 @@ import {
   startDynamoDbLocal,
   startS3Server,
   startSqsEmulator,
-} from '../../local/emulators';
-import { accepts, nonLoopbackAddresses } from './net';
+} from '../../local/emulators.js';
+import { accepts, nonLoopbackAddresses } from './net.js';
 
 function javaPidsOnPort(port: number): number[] {
   const out = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });

@@ -5,7 +5,7 @@
  * tables and queues (see ./aws.ts), so files can run in parallel against the same servers.
  */
 import type { TestProject } from 'vitest/node';
-import { startDynamoDbLocal, startS3Server, startSqsEmulator } from '../../local/emulators';
+import { startDynamoDbLocal, startS3Server, startSqsEmulator } from '../../local/emulators.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

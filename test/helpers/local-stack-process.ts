@@ -7,8 +7,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { freePort } from '../../local/emulators';
-import { TEST_SECRETS } from './signing';
+import { freePort } from '../../local/emulators.js';
+import { TEST_SECRETS } from './signing.js';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
 

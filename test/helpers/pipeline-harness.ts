@@ -7,18 +7,18 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { EXAMPLE_APPLIERS } from '../../lambdas/processor/appliers';
-import type { ProcessorDeps } from '../../lambdas/processor/core';
-import { HttpLedger, HttpMailer } from '../../lambdas/processor/effects';
-import { createProcessorHandler, type ProcessorHandler } from '../../lambdas/processor/handler';
-import { StateStore } from '../../lambdas/processor/state-store';
-import type { ApplierRegistry, TableRef } from '../../lambdas/processor/types';
-import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../../lambdas/shared/claim-retention';
-import { faultInjector } from '../../lambdas/shared/faults';
-import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names';
-import { ProcessingClaims } from '../../lambdas/store/processing-claims';
-import { type EffectsSink, startEffectsSink } from '../../local/effects-sink';
-import { SqsPoller } from '../../local/sqs-poller';
+import { EXAMPLE_APPLIERS } from '../../lambdas/processor/appliers/index.js';
+import type { ProcessorDeps } from '../../lambdas/processor/core.js';
+import { HttpLedger, HttpMailer } from '../../lambdas/processor/effects.js';
+import { createProcessorHandler, type ProcessorHandler } from '../../lambdas/processor/handler.js';
+import { StateStore } from '../../lambdas/processor/state-store.js';
+import type { ApplierRegistry, TableRef } from '../../lambdas/processor/types.js';
+import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../../lambdas/shared/claim-retention.js';
+import { faultInjector } from '../../lambdas/shared/faults.js';
+import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names.js';
+import { ProcessingClaims } from '../../lambdas/store/processing-claims.js';
+import { type EffectsSink, startEffectsSink } from '../../local/effects-sink.js';
+import { SqsPoller } from '../../local/sqs-poller.js';
 import {
   createClaimsTable,
   createQueueWithDlq,
@@ -29,8 +29,8 @@ import {
   receiveAll,
   s3Client,
   sqsClient,
-} from './aws';
-import { createReceiverHarness, type ReceiverHarness } from './receiver-harness';
+} from './aws.js';
+import { createReceiverHarness, type ReceiverHarness } from './receiver-harness.js';
 
 export interface PipelineOptions {
   readonly maxReceiveCount?: number;

@@ -7,18 +7,18 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { QueueMessage } from '../../lambdas/queue/event-message';
-import { SqsEventQueue } from '../../lambdas/queue/event-queue';
-import { type DeliveryResult, type ReceiverDeps, receiveDelivery } from '../../lambdas/receiver/core';
+import type { QueueMessage } from '../../lambdas/queue/event-message.js';
+import { SqsEventQueue } from '../../lambdas/queue/event-queue.js';
+import { type DeliveryResult, type ReceiverDeps, receiveDelivery } from '../../lambdas/receiver/core.js';
 import {
   parseProviderSettings,
   RECEIVER_DEFAULTS,
   type ReceiverSettings,
-} from '../../lambdas/receiver/settings';
-import { StaticSecretSource } from '../../lambdas/shared/secrets';
-import type { ClaimRecord } from '../../lambdas/store/claim';
-import { DynamoClaimStore } from '../../lambdas/store/dynamo-claim-store';
-import { S3PayloadArchive } from '../../lambdas/store/payload-archive';
+} from '../../lambdas/receiver/settings.js';
+import { StaticSecretSource } from '../../lambdas/shared/secrets.js';
+import type { ClaimRecord } from '../../lambdas/store/claim.js';
+import { DynamoClaimStore } from '../../lambdas/store/dynamo-claim-store.js';
+import { S3PayloadArchive } from '../../lambdas/store/payload-archive.js';
 import {
   createBucket,
   createClaimsTable,
@@ -31,8 +31,8 @@ import {
   s3Client,
   scanAll,
   sqsClient,
-} from './aws';
-import { TEST_SECRETS } from './signing';
+} from './aws.js';
+import { TEST_SECRETS } from './signing.js';
 
 export interface LogEntry {
   readonly level: 'warn' | 'error';

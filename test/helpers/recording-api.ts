@@ -3,7 +3,7 @@
  * events it is handed and answers 200: for tests of what the local stand-in gives the functions.
  */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { startHttpApi } from '../../local/http-api';
+import { startHttpApi } from '../../local/http-api.js';
 
 export interface RecordingApi {
   readonly url: string;

@@ -2,7 +2,7 @@
  * A process that installs `npm start`'s shutdown handling with a stop that takes STOP_MS (forever
  * when "never"), and reports on stdout: the tests kill its parent or signal it and read the lines.
  */
-import { handleShutdown } from '../../local/shutdown';
+import { handleShutdown } from '../../local/shutdown.js';
 
 const stopMs = process.env.STOP_MS ?? '0';
 handleShutdown({

@@ -2,11 +2,11 @@
 import { readFileSync } from 'node:fs';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types';
-import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names';
-import { RECEIVER_SERVICE } from '../../lib/constructs/metrics';
-import { alarmSlug, OVERSIZED_FILTER_PATTERN } from '../../lib/constructs/webhook-alarms';
-import { environmentOf, type Json, type SynthesizedStack, synthesize } from './support';
+import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types.js';
+import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names.js';
+import { RECEIVER_SERVICE } from '../../lib/constructs/metrics.js';
+import { alarmSlug, OVERSIZED_FILTER_PATTERN } from '../../lib/constructs/webhook-alarms.js';
+import { environmentOf, type Json, type SynthesizedStack, synthesize } from './support.js';
 
 type AlarmProps = Json & {
   AlarmName: string;

@@ -1,9 +1,9 @@
 /** The HTTP API: routes, throttling, access logs, and the webhook URL outputs. */
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PROVIDER_IDS } from '../../lambdas/providers/types';
-import { providerPascal } from '../../lib/constructs/naming';
-import { renderJoin, type SynthesizedStack, synthesize } from './support';
+import { PROVIDER_IDS } from '../../lambdas/providers/types.js';
+import { providerPascal } from '../../lib/constructs/naming.js';
+import { renderJoin, type SynthesizedStack, synthesize } from './support.js';
 
 describe('webhook HTTP API', () => {
   let s: SynthesizedStack;

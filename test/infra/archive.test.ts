@@ -1,6 +1,6 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type SynthesizedStack, statementsOfRole, synthesize } from './support';
+import { type SynthesizedStack, statementsOfRole, synthesize } from './support.js';
 
 describe('payload archive', () => {
   let s: SynthesizedStack;

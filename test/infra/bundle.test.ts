@@ -7,7 +7,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type SynthesizedStack, synthesize } from './support';
+import { type SynthesizedStack, synthesize } from './support.js';
 
 const run = promisify(execFile);
 

@@ -1,7 +1,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PROCESSOR_DEFAULTS } from '../../lib/idempotent-webhook-receiver';
-import { buildReceiver, type SynthesizedStack, synthesize } from './support';
+import { PROCESSOR_DEFAULTS } from '../../lib/idempotent-webhook-receiver.js';
+import { buildReceiver, type SynthesizedStack, synthesize } from './support.js';
 
 const build = buildReceiver;
 

@@ -7,7 +7,7 @@
  * - Each function's environment variable names: a refactor must not stop writing one a function reads.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type SynthesizedStack, synthesize } from './support';
+import { type SynthesizedStack, synthesize } from './support.js';
 
 const STATEFUL = [
   'AWS::DynamoDB::Table',

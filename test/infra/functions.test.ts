@@ -1,10 +1,10 @@
 /** The receiver and processor Lambdas: runtime, sizing, logs and the environment contract. */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PROVIDER_IDS } from '../../lambdas/providers/types';
-import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names';
-import { SECRET_PLACEHOLDER } from '../../lambdas/shared/secrets-manager';
-import { PROCESSOR_SERVICE, RECEIVER_SERVICE } from '../../lib/constructs/metrics';
-import { environmentOf, type Json, type SynthesizedStack, synthesize } from './support';
+import { PROVIDER_IDS } from '../../lambdas/providers/types.js';
+import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names.js';
+import { SECRET_PLACEHOLDER } from '../../lambdas/shared/secrets-manager.js';
+import { PROCESSOR_SERVICE, RECEIVER_SERVICE } from '../../lib/constructs/metrics.js';
+import { environmentOf, type Json, type SynthesizedStack, synthesize } from './support.js';
 
 describe('webhook Lambdas', () => {
   let s: SynthesizedStack;

@@ -1,8 +1,8 @@
 /** Least privilege: each function's statements, on exactly the resources it uses. */
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PROVIDER_IDS } from '../../lambdas/providers/types';
-import { arnOf, asArray, type Json, type SynthesizedStack, statementsOfRole, synthesize } from './support';
+import { PROVIDER_IDS } from '../../lambdas/providers/types.js';
+import { arnOf, asArray, type Json, type SynthesizedStack, statementsOfRole, synthesize } from './support.js';
 
 describe('webhook IAM', () => {
   let s: SynthesizedStack;

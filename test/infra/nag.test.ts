@@ -5,7 +5,7 @@ import { Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type SynthesizedStack, synthesize } from './support';
+import { type SynthesizedStack, synthesize } from './support.js';
 
 type Finding = { rule: string; severity: string; resources: (string | undefined)[] };
 

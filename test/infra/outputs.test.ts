@@ -1,9 +1,9 @@
 /** Stack outputs (exact logical ids) and the dashboard. */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PROVIDER_IDS } from '../../lambdas/providers/types';
-import { ProcessorMetric, ReceiverMetric } from '../../lambdas/shared/metric-names';
-import { providerPascal } from '../../lib/constructs/naming';
-import { renderJoin, type SynthesizedStack, synthesize } from './support';
+import { PROVIDER_IDS } from '../../lambdas/providers/types.js';
+import { ProcessorMetric, ReceiverMetric } from '../../lambdas/shared/metric-names.js';
+import { providerPascal } from '../../lib/constructs/naming.js';
+import { renderJoin, type SynthesizedStack, synthesize } from './support.js';
 
 describe('webhook stack outputs and dashboard', () => {
   let s: SynthesizedStack;

@@ -2,7 +2,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildReceiver, environmentOf, type SynthesizedStack, synthesize } from './support';
+import { buildReceiver, environmentOf, type SynthesizedStack, synthesize } from './support.js';
 
 const build = buildReceiver;
 

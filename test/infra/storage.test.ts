@@ -1,9 +1,9 @@
 /** Tables, queues, the event source mapping and the secrets. */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PROVIDER_IDS } from '../../lambdas/providers/types';
-import { SECRET_PLACEHOLDER } from '../../lambdas/shared/secrets-manager';
-import { CLAIMS_TABLE_SCHEMA, claimsTableDefinition } from '../../lambdas/store/schema';
-import { type Json, type SynthesizedStack, synthesize } from './support';
+import { PROVIDER_IDS } from '../../lambdas/providers/types.js';
+import { SECRET_PLACEHOLDER } from '../../lambdas/shared/secrets-manager.js';
+import { CLAIMS_TABLE_SCHEMA, claimsTableDefinition } from '../../lambdas/store/schema.js';
+import { type Json, type SynthesizedStack, synthesize } from './support.js';
 
 describe('webhook storage and queues', () => {
   let s: SynthesizedStack;

@@ -10,8 +10,8 @@ import type { IConstruct } from 'constructs';
 import {
   IdempotentWebhookReceiver,
   type IdempotentWebhookReceiverProps,
-} from '../../lib/idempotent-webhook-receiver';
-import { IdempotentWebhooksStack } from '../../lib/webhook-stack';
+} from '../../lib/idempotent-webhook-receiver.js';
+import { IdempotentWebhooksStack } from '../../lib/webhook-stack.js';
 
 export interface SynthesizedStack {
   readonly app: App;

@@ -2,7 +2,7 @@
 import { Duration } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildReceiver, type Json, type SynthesizedStack, statementsOfRole, synthesize } from './support';
+import { buildReceiver, type Json, type SynthesizedStack, statementsOfRole, synthesize } from './support.js';
 
 const build = buildReceiver;
 

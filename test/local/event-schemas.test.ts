@@ -8,9 +8,9 @@ import { APIGatewayProxyEventV2Schema, SqsSchema } from '@aws-lambda-powertools/
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEventV2, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqsPoller } from '../../local/sqs-poller';
-import { createQueue, sqsClient } from '../helpers/aws';
-import { type RecordingApi, startRecordingApi } from '../helpers/recording-api';
+import { SqsPoller } from '../../local/sqs-poller.js';
+import { createQueue, sqsClient } from '../helpers/aws.js';
+import { type RecordingApi, startRecordingApi } from '../helpers/recording-api.js';
 
 /** Keys the local object has that the schema does not know: an invented field. */
 function unknownKeys(value: object, schema: { shape: Record<string, unknown> }): string[] {

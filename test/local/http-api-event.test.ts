@@ -6,7 +6,7 @@
 import { connect } from 'node:net';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RecordingApi, startRecordingApi } from '../helpers/recording-api';
+import { type RecordingApi, startRecordingApi } from '../helpers/recording-api.js';
 
 let api: RecordingApi;
 beforeAll(async () => {

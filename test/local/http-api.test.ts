@@ -9,8 +9,8 @@ import {
   jsonEscapeOverhead,
   LAMBDA_SYNC_REQUEST_LIMIT_BYTES,
   largestDeliverableBody,
-} from '../../lambdas/shared/payload-limits';
-import { type RecordingApi, startRecordingApi } from '../helpers/recording-api';
+} from '../../lambdas/shared/payload-limits.js';
+import { type RecordingApi, startRecordingApi } from '../helpers/recording-api.js';
 
 let api: RecordingApi;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 /** `npm run send` arguments: the sized GitHub push used to try large payloads locally. */
 import { describe, expect, it } from 'vitest';
-import { sampleDelivery } from '../../local/samples';
-import { parseByteSize, parseSendArgs, SendUsageError } from '../../local/send';
+import { sampleDelivery } from '../../local/samples.js';
+import { parseByteSize, parseSendArgs, SendUsageError } from '../../local/send.js';
 
 describe('npm run send -- github push --bytes', () => {
   it('reads decimal sizes as providers state them', () => {

@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isProcessAlive } from '../../local/emulators';
+import { isProcessAlive } from '../../local/emulators.js';
 
 const OWNER = 'test/helpers/shutdown-owner.ts';
 const spawned: ChildProcess[] = [];

@@ -11,8 +11,8 @@ import {
   queueDepth,
   SqsPoller,
   type SqsPollerOptions,
-} from '../../local/sqs-poller';
-import { createQueue, sqsClient } from '../helpers/aws';
+} from '../../local/sqs-poller.js';
+import { createQueue, sqsClient } from '../helpers/aws.js';
 
 let sqs: SQSClient;
 beforeAll(() => {

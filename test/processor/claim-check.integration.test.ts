@@ -5,12 +5,12 @@
  */
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isClaimCheck, type QueueMessage } from '../../lambdas/queue/event-message';
-import { ClaimStatus } from '../../lambdas/store/claim';
-import { sampleDelivery } from '../../local/samples';
-import { bucketKeys, peekMessageBody } from '../helpers/aws';
-import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline-harness';
-import { githubHeaders, TEST_SECRETS } from '../helpers/signing';
+import { isClaimCheck, type QueueMessage } from '../../lambdas/queue/event-message.js';
+import { ClaimStatus } from '../../lambdas/store/claim.js';
+import { sampleDelivery } from '../../local/samples.js';
+import { bucketKeys, peekMessageBody } from '../helpers/aws.js';
+import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline-harness.js';
+import { githubHeaders, TEST_SECRETS } from '../helpers/signing.js';
 
 let h: PipelineHarness;
 afterEach(async () => {

@@ -6,13 +6,13 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import { paymentRowKey } from '../../lambdas/processor/appliers/stripe';
-import { ClaimStatus } from '../../lambdas/store/claim';
-import { queueDepth, SqsPoller } from '../../local/sqs-poller';
-import { peekMessageBody } from '../helpers/aws';
-import { stripePaymentIntentEvent } from '../helpers/events';
-import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline-harness';
-import { stripeHeaders } from '../helpers/signing';
+import { paymentRowKey } from '../../lambdas/processor/appliers/stripe.js';
+import { ClaimStatus } from '../../lambdas/store/claim.js';
+import { queueDepth, SqsPoller } from '../../local/sqs-poller.js';
+import { peekMessageBody } from '../helpers/aws.js';
+import { stripePaymentIntentEvent } from '../helpers/events.js';
+import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline-harness.js';
+import { stripeHeaders } from '../helpers/signing.js';
 
 let h: PipelineHarness;
 afterEach(async () => {

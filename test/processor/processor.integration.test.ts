@@ -7,14 +7,14 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EXAMPLE_APPLIERS } from '../../lambdas/processor/appliers';
-import { paymentRowKey } from '../../lambdas/processor/appliers/stripe';
-import { processMessage } from '../../lambdas/processor/core';
-import type { Applier, ApplierRegistry } from '../../lambdas/processor/types';
-import { ClaimStatus } from '../../lambdas/store/claim';
-import { LeaseLostError } from '../../lambdas/store/processing-claims';
-import { toSqsRecord } from '../../local/sqs-poller';
-import { getObjectText, peekMessageBody, receiveAll } from '../helpers/aws';
+import { EXAMPLE_APPLIERS } from '../../lambdas/processor/appliers/index.js';
+import { paymentRowKey } from '../../lambdas/processor/appliers/stripe.js';
+import { processMessage } from '../../lambdas/processor/core.js';
+import type { Applier, ApplierRegistry } from '../../lambdas/processor/types.js';
+import { ClaimStatus } from '../../lambdas/store/claim.js';
+import { LeaseLostError } from '../../lambdas/store/processing-claims.js';
+import { toSqsRecord } from '../../local/sqs-poller.js';
+import { getObjectText, peekMessageBody, receiveAll } from '../helpers/aws.js';
 import {
   asaasPaymentEvent,
   githubPushEvent,
@@ -22,15 +22,15 @@ import {
   standardEvent,
   stripeCustomerEvent,
   stripePaymentIntentEvent,
-} from '../helpers/events';
-import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline-harness';
+} from '../helpers/events.js';
+import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline-harness.js';
 import {
   asaasHeaders,
   githubHeaders,
   shopifyHeaders,
   standardHeaders,
   stripeHeaders,
-} from '../helpers/signing';
+} from '../helpers/signing.js';
 
 let h: PipelineHarness;
 afterEach(async () => {

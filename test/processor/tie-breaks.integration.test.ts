@@ -4,15 +4,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { TableRef } from '../../lambdas/processor/types';
+import type { TableRef } from '../../lambdas/processor/types.js';
 import {
   asaasPaymentEvent,
   githubPushEvent,
   shopifyOrder,
   stripeChargeRefundedEvent,
-} from '../helpers/events';
-import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline-harness';
-import { asaasHeaders, githubHeaders, shopifyHeaders, stripeHeaders } from '../helpers/signing';
+} from '../helpers/events.js';
+import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline-harness.js';
+import { asaasHeaders, githubHeaders, shopifyHeaders, stripeHeaders } from '../helpers/signing.js';
 
 let h: PipelineHarness;
 afterEach(async () => {

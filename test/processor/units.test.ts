@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { EXAMPLE_APPLIERS } from '../../lambdas/processor/appliers';
+import { EXAMPLE_APPLIERS } from '../../lambdas/processor/appliers/index.js';
 import {
   PoisonMessageError,
   parseEventMessage,
   readEvent,
   resolveApplier,
-} from '../../lambdas/processor/core';
-import { loadProcessorSettings } from '../../lambdas/processor/settings';
-import { isNewer } from '../../lambdas/processor/state-store';
-import { shopifyResourceId } from '../../lambdas/providers/shopify';
-import type { EventMessage } from '../../lambdas/queue/event-message';
+} from '../../lambdas/processor/core.js';
+import { loadProcessorSettings } from '../../lambdas/processor/settings.js';
+import { isNewer } from '../../lambdas/processor/state-store.js';
+import { shopifyResourceId } from '../../lambdas/providers/shopify.js';
+import type { EventMessage } from '../../lambdas/queue/event-message.js';
 
 describe('the stale-order rule', () => {
   const row = { lastEventCreated: 100, lastEventRank: 5, lastEventId: 'evt_a' };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { asaasObjectKind, asaasProvider } from '../../lambdas/providers/asaas';
-import { fixture, GARBAGE_BODIES, GARBAGE_HEADER_VALUES, request } from './support';
+import { asaasObjectKind, asaasProvider } from '../../lambdas/providers/asaas.js';
+import { fixture, GARBAGE_BODIES, GARBAGE_HEADER_VALUES, request } from './support.js';
 
 const TOKEN = 'whk_7d2f9c4a1b8e4f3a9c6d2e1f0a5b7c9d3e8f1a2b';
 const OLD_TOKEN = 'whk_0f1e2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6';

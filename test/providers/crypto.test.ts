@@ -7,7 +7,7 @@ import {
   parseUnixSeconds,
   safeEqual,
   withinTolerance,
-} from '../../lambdas/providers/crypto';
+} from '../../lambdas/providers/crypto.js';
 
 describe('decodeHex', () => {
   it('decodes whole hex pairs in either case', () => {

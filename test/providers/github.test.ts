@@ -4,8 +4,8 @@ import { createRequire } from 'node:module';
 import type { WebhookDefinition } from '@octokit/webhooks-examples';
 import { verify as octokitVerify, sign } from '@octokit/webhooks-methods';
 import { describe, expect, it } from 'vitest';
-import { githubProvider } from '../../lambdas/providers/github';
-import { changeChar, flipByte, GARBAGE_BODIES, GARBAGE_HEADER_VALUES, request } from './support';
+import { githubProvider } from '../../lambdas/providers/github.js';
+import { changeChar, flipByte, GARBAGE_BODIES, GARBAGE_HEADER_VALUES, request } from './support.js';
 
 const SECRET = 'mysecret';
 const NOW = 1_718_210_703;

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { asaasProvider } from '../../lambdas/providers/asaas';
-import { githubProvider } from '../../lambdas/providers/github';
-import { getProvider, PROVIDERS } from '../../lambdas/providers/index';
-import { shopifyProvider } from '../../lambdas/providers/shopify';
-import { standardProvider } from '../../lambdas/providers/standard';
-import { stripeProvider } from '../../lambdas/providers/stripe';
-import { PROVIDER_IDS } from '../../lambdas/providers/types';
+import { asaasProvider } from '../../lambdas/providers/asaas.js';
+import { githubProvider } from '../../lambdas/providers/github.js';
+import { getProvider, PROVIDERS } from '../../lambdas/providers/index.js';
+import { shopifyProvider } from '../../lambdas/providers/shopify.js';
+import { standardProvider } from '../../lambdas/providers/standard.js';
+import { stripeProvider } from '../../lambdas/providers/stripe.js';
+import { PROVIDER_IDS } from '../../lambdas/providers/types.js';
 
 describe('getProvider', () => {
   it.each([

@@ -14,9 +14,9 @@ import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
-import { PROVIDERS } from '../../lambdas/providers/index';
-import type { Provider, WebhookRequest } from '../../lambdas/providers/types';
-import { flipByte, request } from './support';
+import { PROVIDERS } from '../../lambdas/providers/index.js';
+import type { Provider, WebhookRequest } from '../../lambdas/providers/types.js';
+import { flipByte, request } from './support.js';
 
 const RUNS = { numRuns: 100 };
 const NOW = 1_718_210_703;

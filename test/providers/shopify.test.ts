@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { shopifyObjectKind, shopifyProvider } from '../../lambdas/providers/shopify';
-import { fixture, flipByte, GARBAGE_BODIES, GARBAGE_HEADER_VALUES, request } from './support';
+import { shopifyObjectKind, shopifyProvider } from '../../lambdas/providers/shopify.js';
+import { fixture, flipByte, GARBAGE_BODIES, GARBAGE_HEADER_VALUES, request } from './support.js';
 
 const SECRET = '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';
 const OLD_SECRET = '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';

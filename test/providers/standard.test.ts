@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { standardProvider } from '../../lambdas/providers/standard';
-import type { VerifyOptions } from '../../lambdas/providers/types';
-import { fixture, flipByte, GARBAGE_BODIES, GARBAGE_HEADER_VALUES, request } from './support';
+import { standardProvider } from '../../lambdas/providers/standard.js';
+import type { VerifyOptions } from '../../lambdas/providers/types.js';
+import { fixture, flipByte, GARBAGE_BODIES, GARBAGE_HEADER_VALUES, request } from './support.js';
 
 /** The reference libraries' test vector. */
 const VECTOR = {

@@ -1,10 +1,10 @@
 import { createHmac } from 'node:crypto';
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
-import { hmacSha256 } from '../../lambdas/providers/crypto';
-import { stripeProvider } from '../../lambdas/providers/stripe';
-import type { VerifyOptions } from '../../lambdas/providers/types';
-import { changeChar, fixture, flipByte, GARBAGE_BODIES, GARBAGE_HEADER_VALUES, request } from './support';
+import { hmacSha256 } from '../../lambdas/providers/crypto.js';
+import { stripeProvider } from '../../lambdas/providers/stripe.js';
+import type { VerifyOptions } from '../../lambdas/providers/types.js';
+import { changeChar, fixture, flipByte, GARBAGE_BODIES, GARBAGE_HEADER_VALUES, request } from './support.js';
 
 const SECRET = 'whsec_test_5f3b2a1c9d8e7f6a5b4c3d2e1f0a9b8c';
 const OLD_SECRET = 'whsec_test_previous_0a1b2c3d4e5f6a7b8c9d';

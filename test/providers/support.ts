@@ -1,6 +1,6 @@
 /** Shared helpers for the provider tests: fixtures, request builders and mutations. */
 import { readFileSync } from 'node:fs';
-import type { WebhookRequest } from '../../lambdas/providers/types';
+import type { WebhookRequest } from '../../lambdas/providers/types.js';
 
 /** The exact bytes of `test/fixtures/<provider>/<name>`, as a provider would receive them. */
 export function fixture(provider: string, name: string): Buffer {

@@ -5,14 +5,14 @@
  * provider really sends (signed by the same helpers the provider cross-checks use).
  */
 import { describe, expect, it } from 'vitest';
-import { forwardedHeaders } from '../../lambdas/queue/event-message';
+import { forwardedHeaders } from '../../lambdas/queue/event-message.js';
 import {
   asaasHeaders,
   githubHeaders,
   shopifyHeaders,
   standardHeaders,
   stripeHeaders,
-} from '../helpers/signing';
+} from '../helpers/signing.js';
 
 const body = '{"id":"evt_1"}';
 const transport = {

@@ -9,14 +9,14 @@ import {
   decodeBody,
   isClaimCheck,
   SQS_MAX_MESSAGE_BYTES,
-} from '../../lambdas/queue/event-message';
-import { faultInjector } from '../../lambdas/shared/faults';
-import { ClaimStatus } from '../../lambdas/store/claim';
-import type { PayloadArchive } from '../../lambdas/store/payload-archive';
-import { sampleDelivery } from '../../local/samples';
-import { bucketKeys } from '../helpers/aws';
-import { createReceiverHarness, type ReceiverHarness } from '../helpers/receiver-harness';
-import { githubHeaders, TEST_SECRETS } from '../helpers/signing';
+} from '../../lambdas/queue/event-message.js';
+import { faultInjector } from '../../lambdas/shared/faults.js';
+import { ClaimStatus } from '../../lambdas/store/claim.js';
+import type { PayloadArchive } from '../../lambdas/store/payload-archive.js';
+import { sampleDelivery } from '../../local/samples.js';
+import { bucketKeys } from '../helpers/aws.js';
+import { createReceiverHarness, type ReceiverHarness } from '../helpers/receiver-harness.js';
+import { githubHeaders, TEST_SECRETS } from '../helpers/signing.js';
 
 let h: ReceiverHarness;
 beforeEach(async () => {

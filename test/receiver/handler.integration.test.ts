@@ -4,12 +4,12 @@
  */
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, inject, it, vi } from 'vitest';
-import { createReceiverHandler, depsFromEnvironment } from '../../lambdas/receiver/handler';
-import { LOCAL_CREDENTIALS } from '../../local/emulators';
-import { stripeCustomerEvent } from '../helpers/events';
-import { capturePowertoolsOutput } from '../helpers/powertools-output';
-import { createReceiverHarness, type ReceiverHarness } from '../helpers/receiver-harness';
-import { stripeHeaders, TEST_SECRETS } from '../helpers/signing';
+import { createReceiverHandler, depsFromEnvironment } from '../../lambdas/receiver/handler.js';
+import { LOCAL_CREDENTIALS } from '../../local/emulators.js';
+import { stripeCustomerEvent } from '../helpers/events.js';
+import { capturePowertoolsOutput } from '../helpers/powertools-output.js';
+import { createReceiverHarness, type ReceiverHarness } from '../helpers/receiver-harness.js';
+import { stripeHeaders, TEST_SECRETS } from '../helpers/signing.js';
 
 function apiEvent(
   provider: string,

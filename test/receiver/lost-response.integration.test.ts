@@ -5,11 +5,11 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DynamoClaimStore } from '../../lambdas/store/dynamo-claim-store';
-import { dynamoClient } from '../helpers/aws';
-import { stripePaymentIntentEvent } from '../helpers/events';
-import { createReceiverHarness } from '../helpers/receiver-harness';
-import { stripeHeaders } from '../helpers/signing';
+import { DynamoClaimStore } from '../../lambdas/store/dynamo-claim-store.js';
+import { dynamoClient } from '../helpers/aws.js';
+import { stripePaymentIntentEvent } from '../helpers/events.js';
+import { createReceiverHarness } from '../helpers/receiver-harness.js';
+import { stripeHeaders } from '../helpers/signing.js';
 
 const CLAIM_WRITES = new Set(['PutItemCommand', 'UpdateItemCommand']);
 

@@ -4,19 +4,19 @@
  */
 import { createHmac } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { EventQueue } from '../../lambdas/queue/event-queue';
-import { receiveDelivery } from '../../lambdas/receiver/core';
-import { faultInjector } from '../../lambdas/shared/faults';
-import { ClaimStatus } from '../../lambdas/store/claim';
-import { putItem } from '../helpers/aws';
+import type { EventQueue } from '../../lambdas/queue/event-queue.js';
+import { receiveDelivery } from '../../lambdas/receiver/core.js';
+import { faultInjector } from '../../lambdas/shared/faults.js';
+import { ClaimStatus } from '../../lambdas/store/claim.js';
+import { putItem } from '../helpers/aws.js';
 import {
   asaasPaymentEvent,
   githubPushEvent,
   stripeCustomerEvent,
   stripePaymentIntentEvent,
-} from '../helpers/events';
-import { createReceiverHarness, type ReceiverHarness } from '../helpers/receiver-harness';
-import { asaasHeaders, githubHeaders, stripeHeaders, TEST_SECRETS } from '../helpers/signing';
+} from '../helpers/events.js';
+import { createReceiverHarness, type ReceiverHarness } from '../helpers/receiver-harness.js';
+import { asaasHeaders, githubHeaders, stripeHeaders, TEST_SECRETS } from '../helpers/signing.js';
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 const DAY = 24 * 3600;

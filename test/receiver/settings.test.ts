@@ -4,7 +4,7 @@ import {
   loadReceiverSettings,
   parseProviderSettings,
   RECEIVER_DEFAULTS,
-} from '../../lambdas/receiver/settings';
+} from '../../lambdas/receiver/settings.js';
 
 const base = { CLAIMS_TABLE_NAME: 'claims', EVENT_QUEUE_URL: 'http://queue' };
 const DAY = 24 * 3600;

@@ -5,13 +5,13 @@
  */
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { orderRowKey } from '../../lambdas/processor/appliers/shopify';
-import { StaticSecretSource } from '../../lambdas/shared/secrets';
-import { scanAll } from '../helpers/aws';
-import { githubPushEvent, shopifyOrder } from '../helpers/events';
-import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline-harness';
-import { createReceiverHarness } from '../helpers/receiver-harness';
-import { githubHeaders, shopifyHeaders, TEST_SECRETS } from '../helpers/signing';
+import { orderRowKey } from '../../lambdas/processor/appliers/shopify.js';
+import { StaticSecretSource } from '../../lambdas/shared/secrets.js';
+import { scanAll } from '../helpers/aws.js';
+import { githubPushEvent, shopifyOrder } from '../helpers/events.js';
+import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline-harness.js';
+import { createReceiverHarness } from '../helpers/receiver-harness.js';
+import { githubHeaders, shopifyHeaders, TEST_SECRETS } from '../helpers/signing.js';
 
 const SHOP_A = 'shop-a.myshopify.com';
 const SHOP_B = 'shop-b.myshopify.com';
@@ -156,7 +156,7 @@ describe("processor: a public app's one secret, rows keyed by Shopify's global i
     await p.receiver.deliver('shopify', body, shopifyHeaders(body, { shop: SHOP_A }));
     await p.drainQueue();
     const pk = orderRowKey(String(order.id));
-    const { StateStore } = await import('../../lambdas/processor/state-store');
+    const { StateStore } = await import('../../lambdas/processor/state-store.js');
     const store = new StateStore(p.receiver.dynamo, p.tables);
     // Any claim update: the business row's condition fails first.
     const claimKey = createHmac('sha256', 'unused').digest('hex');

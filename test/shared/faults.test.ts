@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { faultInjector, InjectedFaultError, parseFaultPoints } from '../../lambdas/shared/faults';
+import { faultInjector, InjectedFaultError, parseFaultPoints } from '../../lambdas/shared/faults.js';
 
 describe('fault points', () => {
   it('ends the process at a crash point instead of throwing, as a worker dying holding its lease', () => {

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PROVIDERS } from '../../lambdas/providers';
-import type { ProviderEvent } from '../../lambdas/providers/types';
-import { buildIdempotencyKey, resolveKeyRule } from '../../lambdas/shared/keys';
+import { PROVIDERS } from '../../lambdas/providers/index.js';
+import type { ProviderEvent } from '../../lambdas/providers/types.js';
+import { buildIdempotencyKey, resolveKeyRule } from '../../lambdas/shared/keys.js';
 
 const event: ProviderEvent = {
   eventId: 'evt_456',

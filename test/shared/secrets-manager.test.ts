@@ -7,17 +7,17 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { receiveDelivery } from '../../lambdas/receiver/core';
-import { loadReceiverSettings } from '../../lambdas/receiver/settings';
-import { EnvSecretSource } from '../../lambdas/shared/secrets';
+import { receiveDelivery } from '../../lambdas/receiver/core.js';
+import { loadReceiverSettings } from '../../lambdas/receiver/settings.js';
+import { EnvSecretSource } from '../../lambdas/shared/secrets.js';
 import {
   type SecretReadError,
   SecretsManagerSecretSource,
   type SecretsManagerSecretSourceOptions,
   secretSourceFromEnvironment,
-} from '../../lambdas/shared/secrets-manager';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators';
-import { stripeHeaders } from '../helpers/signing';
+} from '../../lambdas/shared/secrets-manager.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.js';
+import { stripeHeaders } from '../helpers/signing.js';
 
 const STRIPE_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:webhooks/stripe-AbCdEf';
 const GITHUB_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:webhooks/github-GhIjKl';

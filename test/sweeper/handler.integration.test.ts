@@ -4,13 +4,13 @@
  * against the EMF the handler really prints.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { faultInjector } from '../../lambdas/shared/faults';
-import { SweepStore } from '../../lambdas/store/sweep-store';
-import { createSweeperHandler } from '../../lambdas/sweeper/handler';
-import { sampleDelivery } from '../../local/samples';
-import { capturePowertoolsOutput } from '../helpers/powertools-output';
-import { createReceiverHarness, type ReceiverHarness } from '../helpers/receiver-harness';
-import { githubHeaders, TEST_SECRETS } from '../helpers/signing';
+import { faultInjector } from '../../lambdas/shared/faults.js';
+import { SweepStore } from '../../lambdas/store/sweep-store.js';
+import { createSweeperHandler } from '../../lambdas/sweeper/handler.js';
+import { sampleDelivery } from '../../local/samples.js';
+import { capturePowertoolsOutput } from '../helpers/powertools-output.js';
+import { createReceiverHarness, type ReceiverHarness } from '../helpers/receiver-harness.js';
+import { githubHeaders, TEST_SECRETS } from '../helpers/signing.js';
 
 describe('sweeper Lambda handler', () => {
   let h: ReceiverHarness;

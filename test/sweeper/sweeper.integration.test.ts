@@ -8,16 +8,16 @@
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseEventMessage, processMessage } from '../../lambdas/processor/core';
-import { isClaimCheck, type QueueMessage } from '../../lambdas/queue/event-message';
-import { faultInjector } from '../../lambdas/shared/faults';
-import { ClaimStatus } from '../../lambdas/store/claim';
-import { SweepStore } from '../../lambdas/store/sweep-store';
-import { pendingShard, STUCK_SHARD, UNFINISHED_INDEX } from '../../lambdas/store/unfinished-index';
-import { type SweeperDeps, sweep } from '../../lambdas/sweeper/core';
-import { sampleDelivery } from '../../local/samples';
-import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline-harness';
-import { githubHeaders, TEST_SECRETS } from '../helpers/signing';
+import { parseEventMessage, processMessage } from '../../lambdas/processor/core.js';
+import { isClaimCheck, type QueueMessage } from '../../lambdas/queue/event-message.js';
+import { faultInjector } from '../../lambdas/shared/faults.js';
+import { ClaimStatus } from '../../lambdas/store/claim.js';
+import { SweepStore } from '../../lambdas/store/sweep-store.js';
+import { pendingShard, STUCK_SHARD, UNFINISHED_INDEX } from '../../lambdas/store/unfinished-index.js';
+import { type SweeperDeps, sweep } from '../../lambdas/sweeper/core.js';
+import { sampleDelivery } from '../../local/samples.js';
+import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline-harness.js';
+import { githubHeaders, TEST_SECRETS } from '../helpers/signing.js';
 
 let h: PipelineHarness;
 afterEach(async () => {

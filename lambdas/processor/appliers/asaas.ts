@@ -2,11 +2,11 @@
  * Asaas `PAYMENT_*`: one Payments row per `asaas:<account>:<payment id>`, ordered by the event's
  * `dateCreated` and, in the same second, by the payment lifecycle below.
  */
-import { joinKey } from '../../shared/keys';
-import type { Applier } from '../types';
-import { num, obj, str } from './payload';
-import { planRowWrite } from './plan';
-import { composeRank, progressionRank } from './tie-break';
+import { joinKey } from '../../shared/keys.js';
+import type { Applier } from '../types.js';
+import { num, obj, str } from './payload.js';
+import { planRowWrite } from './plan.js';
+import { composeRank, progressionRank } from './tie-break.js';
 
 export const ASAAS_PAYMENT_RANK: Readonly<Record<string, number>> = {
   PAYMENT_CREATED: 1,

@@ -3,12 +3,12 @@
  * `prefix*`). Replace or extend it with your own appliers; events with no applier are acknowledged
  * and their claim completed as `unhandled`.
  */
-import type { ApplierRegistry } from '../types';
-import { asaasPayment } from './asaas';
-import { githubPush } from './github';
-import { shopifyOrder } from './shopify';
-import { standardInvoice } from './standard';
-import { stripeChargeRefunded, stripePaymentIntent } from './stripe';
+import type { ApplierRegistry } from '../types.js';
+import { asaasPayment } from './asaas.js';
+import { githubPush } from './github.js';
+import { shopifyOrder } from './shopify.js';
+import { standardInvoice } from './standard.js';
+import { stripeChargeRefunded, stripePaymentIntent } from './stripe.js';
 
 export const EXAMPLE_APPLIERS: ApplierRegistry = {
   stripe: {

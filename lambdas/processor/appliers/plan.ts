@@ -1,4 +1,4 @@
-import type { GuardedWrite, Plan, PlanContext } from '../types';
+import type { GuardedWrite, Plan, PlanContext } from '../types.js';
 
 /**
  * The common plan: one absolute write to one row, applied only if the event is newer than the row's

@@ -3,11 +3,11 @@
  * (`stripe:<account>:<pi id>`). On the first transition to `succeeded`: post to the ledger, then
  * send the receipt (the irreversible effect, last).
  */
-import { joinKey } from '../../shared/keys';
-import type { Applier, EventOrder, ProcessingEvent } from '../types';
-import { id, num, obj, str } from './payload';
-import { planRowWrite } from './plan';
-import { amountRank, composeRank } from './tie-break';
+import { joinKey } from '../../shared/keys.js';
+import type { Applier, EventOrder, ProcessingEvent } from '../types.js';
+import { id, num, obj, str } from './payload.js';
+import { planRowWrite } from './plan.js';
+import { amountRank, composeRank } from './tie-break.js';
 
 /**
  * Tie-break for two events about one intent in the same second (Stripe's `created` has one-second
