@@ -12,6 +12,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyStructuredResultV2, SQSEvent } from 'aws-lambda';
+import { EXAMPLE_EFFECTS } from '../examples/payments/appliers/index.js';
 import { stripeProvider } from '../lambdas/providers/stripe.js';
 import { type EffectsSink, startEffectsSink } from '../local/effects-sink.js';
 import { toSqsRecord } from '../local/sqs-poller.js';
@@ -434,7 +435,7 @@ export async function measureCapacity(
   events: number,
   memory: { receiver: number; processor: number },
 ): Promise<CapacityResult> {
-  const effects = { ledgerUrl: sink.ledgerUrl, mailerUrl: sink.mailerUrl };
+  const effects = { ledgerUrl: sink.urlOf('ledger'), mailerUrl: sink.urlOf('mailer') };
   const ours = await meterReceiver('ours', endpoints, events, memory.receiver);
   const s3Counter = new RequestCounter();
   const oursProcessor = await meterProcessor(
@@ -539,8 +540,8 @@ export async function measureLogBytes(
       logLevel: 'INFO',
     });
     const processor = await createOurProcessor(variant, endpoints, {
-      ledgerUrl: sink.ledgerUrl,
-      mailerUrl: sink.mailerUrl,
+      ledgerUrl: sink.urlOf('ledger'),
+      mailerUrl: sink.urlOf('mailer'),
       logLevel: 'INFO',
     });
     const deliveries = Array.from({ length: events }, () => signedStripeEvent(BENCH_SECRET));
@@ -578,7 +579,7 @@ export async function runInProcess(
   // Latency runs with metrics off and logs silent (their I/O is not the receiver's work to compare).
   const previous = process.env.POWERTOOLS_METRICS_DISABLED;
   process.env.POWERTOOLS_METRICS_DISABLED = 'true';
-  const sink = await startEffectsSink();
+  const sink = await startEffectsSink({ effects: EXAMPLE_EFFECTS });
   try {
     progress(`receiver latency: ${VARIANTS.join(', ')} (interleaved)`);
     const variants = {} as Record<VariantName, ReceiverVariant>;
@@ -587,7 +588,7 @@ export async function runInProcess(
     const receiverLatencyMs = await measureReceiverLatency(variants, counts, memory.receiver, progress);
 
     progress('processor durations: ours and powertools, batches of up to 10');
-    const effects = { ledgerUrl: sink.ledgerUrl, mailerUrl: sink.mailerUrl };
+    const effects = { ledgerUrl: sink.urlOf('ledger'), mailerUrl: sink.urlOf('mailer') };
     const ourProcessor = await createOurProcessor(variants.ours, endpoints, effects);
     const powertoolsProcessor = await createPowertoolsProcessor(endpoints, effects);
     // Batches of the two processors alternate, so machine noise hits both alike.

@@ -45,9 +45,10 @@ import type {
   SQSEvent,
   SQSRecord,
 } from 'aws-lambda';
-import { EXAMPLE_APPLIERS } from '../lambdas/processor/appliers/index.js';
-import { HttpLedger, HttpMailer } from '../lambdas/processor/effects.js';
-import { createProcessorHandler, type ProcessorHandler } from '../lambdas/processor/handler.js';
+import { EXAMPLE_APPLIERS } from '../examples/payments/appliers/index.js';
+import { exampleEffectAdapters } from '../examples/payments/effects.js';
+import { HttpEffect } from '../lambdas/processor/effects.js';
+import { createProcessorHandler, type ProcessorHandler } from '../lambdas/processor/runtime.js';
 import { StateStore } from '../lambdas/processor/state-store.js';
 import { stripeProvider } from '../lambdas/providers/stripe.js';
 import { SqsEventQueue } from '../lambdas/queue/event-queue.js';
@@ -319,8 +320,7 @@ export async function createOurProcessor(
       leaseSeconds: 120,
       maxReceiveCount: 5,
       claimRetentionSeconds: CLAIM_RETENTION_DEFAULT_SECONDS,
-      ledger: new HttpLedger({ url: options.ledgerUrl }),
-      mailer: new HttpMailer({ url: options.mailerUrl }),
+      effects: exampleEffectAdapters((name) => (name === 'ledger' ? options.ledgerUrl : options.mailerUrl)),
       ...(archive ? { archive: new S3PayloadArchive(archive.s3, archive.bucket) } : {}),
     }),
     ...powertoolsShell('webhook-processor', options.logLevel ?? 'SILENT'),
@@ -348,8 +348,8 @@ export async function createPowertoolsProcessor(
     createTable(dynamo, 'pt-payments'),
     createTable(dynamo, 'pt-processor', { keyName: 'id', ttlAttribute: 'expiration' }),
   ]);
-  const ledger = new HttpLedger({ url: options.ledgerUrl });
-  const mailer = new HttpMailer({ url: options.mailerUrl });
+  const ledger = new HttpEffect({ name: 'ledger', url: options.ledgerUrl, honoursIdempotencyKey: true });
+  const mailer = new HttpEffect({ name: 'mailer', url: options.mailerUrl });
   const { logger } = powertoolsShell('webhook-processor', options.logLevel ?? 'SILENT');
   const config = new IdempotencyConfig({ eventKeyJmesPath: 'key', expiresAfterSeconds: CLAIM_TTL_SECONDS });
 
@@ -383,11 +383,11 @@ export async function createPowertoolsProcessor(
         throw error;
       }
       const amount = Number(intent.amount_received ?? intent.amount);
-      await ledger.post(
+      await ledger.call(
         { payment, provider: 'stripe', paymentIntent: intent.id, amount, currency: intent.currency },
         `${message.key}:ledger`,
       );
-      await mailer.send(
+      await mailer.call(
         {
           template: 'payment-receipt',
           payment,

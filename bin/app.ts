@@ -1,15 +1,23 @@
 #!/usr/bin/env node
 /**
- * The CDK app: the example stack, checked by cdk-nag's AWS Solutions rules on every synth.
- * `npx cdk deploy -c alarmEmail=ops@example.com` subscribes an address to the alarms.
+ * The repository's CDK app: the example app's stack (examples/payments), checked by cdk-nag's AWS
+ * Solutions rules on every synth. `npx cdk deploy -c alarmEmail=ops@example.com` subscribes an
+ * address to the alarms; `-c ledgerUrl=... -c mailerUrl=...` point the example's effects somewhere.
  */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { IdempotentWebhooksStack } from '../lib/webhook-stack.js';
+import { PaymentsExampleStack } from '../examples/payments/stack.js';
 
 const app = new App();
-const alarmEmail: unknown = app.node.tryGetContext('alarmEmail');
-new IdempotentWebhooksStack(app, 'IdempotentWebhooks', {
-  receiver: typeof alarmEmail === 'string' && alarmEmail ? { alarmEmail } : {},
+const context = (name: string): string | undefined => {
+  const value: unknown = app.node.tryGetContext(name);
+  return typeof value === 'string' && value ? value : undefined;
+};
+const alarmEmail = context('alarmEmail');
+const ledgerUrl = context('ledgerUrl');
+const mailerUrl = context('mailerUrl');
+new PaymentsExampleStack(app, 'IdempotentWebhooks', {
+  receiver: alarmEmail ? { alarmEmail } : {},
+  effectUrls: { ...(ledgerUrl ? { ledger: ledgerUrl } : {}), ...(mailerUrl ? { mailer: mailerUrl } : {}) },
 });
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

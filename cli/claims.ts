@@ -9,6 +9,7 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { tableNameProblem, tableOutputName } from '../lambdas/processor/extension-names.js';
 import { PROVIDERS } from '../lambdas/providers/index.js';
 import type { ProviderId } from '../lambdas/providers/types.js';
 import { joinKey } from '../lambdas/shared/keys.js';
@@ -17,13 +18,8 @@ import { pendingShard } from '../lambdas/store/unfinished-index.js';
 import { describeAwsError } from './errors.js';
 import { aws, type StackContext } from './stack.js';
 
-/** The business tables a claim's `writtenRows` can name, and the stack output holding each one's name. */
-export const BUSINESS_TABLE_OUTPUTS = {
-  payments: 'PaymentsTableName',
-  orders: 'OrdersTableName',
-  resources: 'ResourcesTableName',
-} as const;
-export type BusinessTable = keyof typeof BUSINESS_TABLE_OUTPUTS;
+/** A business table, by the name the construct's `tables` prop gives it (its output is `<Name>TableName`). */
+export type BusinessTable = string;
 
 /** The account scope an event has when its payload names none (docs/rules.md, section 2). */
 export function defaultAccount(provider: ProviderId): string {
@@ -67,9 +63,7 @@ export function parseWrittenRow(ref: string): { table: BusinessTable; pk: string
   const colon = ref.indexOf(':');
   if (colon <= 0) return undefined;
   const table = ref.slice(0, colon);
-  return Object.hasOwn(BUSINESS_TABLE_OUTPUTS, table)
-    ? { table: table as BusinessTable, pk: ref.slice(colon + 1) }
-    : undefined;
+  return tableNameProblem(table) === undefined ? { table, pk: ref.slice(colon + 1) } : undefined;
 }
 
 export interface ClaimLookup {
@@ -146,7 +140,8 @@ export async function getBusinessRow(
   table: BusinessTable,
   pk: string,
 ): Promise<Record<string, unknown> | undefined> {
-  const name = stack.output(BUSINESS_TABLE_OUTPUTS[table]);
+  // The stack outputs each business table's name as `<Name>TableName` (lib/webhook-stack.ts).
+  const name = stack.output(tableOutputName(table));
   const result = await aws(stack, `GetItem on ${name}`, () =>
     stack.doc.send(new GetCommand({ TableName: name, Key: { pk }, ConsistentRead: true })),
   );

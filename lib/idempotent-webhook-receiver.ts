@@ -7,7 +7,7 @@
  * Each concern is its own construct under ./constructs; this one only resolves defaults, checks
  * that the timeouts and leases fit together, and wires the parts.
  */
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -18,6 +18,7 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { adapterNameProblem, tableNameProblem } from '../lambdas/processor/extension-names.js';
 import { PROCESSOR_DEFAULTS as PROCESSOR_RUNTIME_DEFAULTS } from '../lambdas/processor/settings.js';
 import { PROVIDER_IDS, type ProviderId } from '../lambdas/providers/types.js';
 import { RECEIVER_DEFAULTS as RECEIVER_RUNTIME_DEFAULTS } from '../lambdas/receiver/settings.js';
@@ -27,7 +28,7 @@ import {
 } from '../lambdas/shared/payload-limits.js';
 import { SWEEPER_DEFAULTS } from '../lambdas/sweeper/settings.js';
 import { ClaimSweeper } from './constructs/claim-sweeper.js';
-import { EventProcessor } from './constructs/event-processor.js';
+import { EventProcessor, type WebhookEffect } from './constructs/event-processor.js';
 import { PayloadArchive } from './constructs/payload-archive.js';
 import { type ProviderSettingsOptions, providerSettingsJson } from './constructs/provider-settings.js';
 import {
@@ -41,6 +42,7 @@ import { WebhookIngest } from './constructs/webhook-ingest.js';
 import { WebhookSecrets } from './constructs/webhook-secrets.js';
 import { WebhookTables } from './constructs/webhook-tables.js';
 
+export type { WebhookEffect } from './constructs/event-processor.js';
 export type { KeyRuleKind, ProviderKeyRules } from './constructs/provider-settings.js';
 export type { DuplicateRatioAlarmOptions, WebhookAlarmThresholds } from './constructs/webhook-alarms.js';
 
@@ -78,11 +80,28 @@ export interface IdempotentWebhookReceiverProps {
    */
   readonly receiverReservedConcurrency?: number;
   /**
-   * The processor's module (TypeScript or JavaScript) exporting `handler`, an SQS handler that
-   * returns `SQSBatchResponse`. Point it at your own module to plug in your appliers (docs/processor.md).
-   * @default lambdas/processor/handler.ts of this project
+   * The processor's module (TypeScript or JavaScript) exporting `handler`: your module, written
+   * with `createProcessor({ appliers })` from the processor SDK (docs/processor.md).
+   * @default the framework's processor with no appliers: every event is acknowledged and its claim
+   * completed as `unhandled`
    */
   readonly processorEntry?: string;
+  /**
+   * Your business tables, by the name your appliers use (`context.read('invoices', ...)`, `table:
+   * 'invoices'`). Each must have the string partition key `pk`. The processor may get, put, update
+   * and condition-check their items, and nothing else; it is given no table you do not pass here.
+   * Names start with a lower-case letter and hold letters, digits, `_` or `-`.
+   * @default none
+   */
+  readonly tables?: Readonly<Record<string, dynamodb.ITable>>;
+  /**
+   * Your effect adapters, by the name your effects declare (`{ adapter: 'erp', run }`): each an
+   * HTTP service the processor POSTs JSON to with an `Idempotency-Key` header. Declare whether it
+   * honours the key: only effects whose adapter does are re-run when the processor cannot tell
+   * whether they already ran. Names start with a lower-case letter and hold letters and digits.
+   * @default none
+   */
+  readonly effects?: Readonly<Record<string, WebhookEffect>>;
   /** Extra environment variables for the processor (your handlers' settings). @default none */
   readonly processorEnvironment?: Readonly<Record<string, string>>;
   /** @default Duration.seconds(30) */
@@ -117,10 +136,6 @@ export interface IdempotentWebhookReceiverProps {
    * @default none: the processor draws on the account's unreserved pool, capped by `processorMaxConcurrency`
    */
   readonly processorReservedConcurrency?: number;
-  /** `LEDGER_URL` of the example processor. @default unset (the variable is absent) */
-  readonly ledgerUrl?: string;
-  /** `MAILER_URL` of the example processor. @default unset (the variable is absent) */
-  readonly mailerUrl?: string;
   /** Retention of the functions' and the API's log groups. @default logs.RetentionDays.ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
   /**
@@ -211,9 +226,8 @@ export class IdempotentWebhookReceiver extends Construct {
   public readonly claimsTable: dynamodb.Table;
   /** The payload archive (one object per processed event, expired after `archiveRetention`). */
   public readonly archiveBucket: s3.Bucket;
-  public readonly paymentsTable: dynamodb.Table;
-  public readonly ordersTable: dynamodb.Table;
-  public readonly resourcesTable: dynamodb.Table;
+  /** The business tables given in `tables`, by name. */
+  public readonly businessTables: Readonly<Record<string, dynamodb.ITable>>;
   public readonly eventQueue: sqs.Queue;
   public readonly deadLetterQueue: sqs.Queue;
   public readonly httpApi: apigwv2.HttpApi;
@@ -246,6 +260,8 @@ export class IdempotentWebhookReceiver extends Construct {
 
     checkProps({ receiverTimeout, receiverLease, processorTimeout, processingLease, maxReceiveCount, props });
     checkConcurrencyProps(processorMaxConcurrency, props);
+    checkExtensionProps(props);
+    const businessTables = { ...props.tables };
 
     const tables = new WebhookTables(this, 'Tables', { removalPolicy });
     const secrets = new WebhookSecrets(this, 'Secrets', { removalPolicy });
@@ -257,9 +273,8 @@ export class IdempotentWebhookReceiver extends Construct {
     const processing = new EventProcessor(this, 'Processing', {
       entry: props.processorEntry ?? PROCESSOR_DEFAULTS.entry,
       claimsTable: tables.claims,
-      paymentsTable: tables.payments,
-      ordersTable: tables.orders,
-      resourcesTable: tables.resources,
+      tables: businessTables,
+      effects: { ...props.effects },
       timeout: processorTimeout,
       memorySize: props.processorMemorySize ?? PROCESSOR_DEFAULTS.memorySize,
       lease: processingLease,
@@ -270,8 +285,6 @@ export class IdempotentWebhookReceiver extends Construct {
       ...(props.processorReservedConcurrency === undefined
         ? {}
         : { reservedConcurrency: props.processorReservedConcurrency }),
-      ...(props.ledgerUrl === undefined ? {} : { ledgerUrl: props.ledgerUrl }),
-      ...(props.mailerUrl === undefined ? {} : { mailerUrl: props.mailerUrl }),
       ...(props.processorEnvironment ? { extraEnvironment: props.processorEnvironment } : {}),
       logRetention,
       archiveBucket: archive.bucket,
@@ -349,9 +362,7 @@ export class IdempotentWebhookReceiver extends Construct {
 
     this.archiveBucket = archive.bucket;
     this.claimsTable = tables.claims;
-    this.paymentsTable = tables.payments;
-    this.ordersTable = tables.orders;
-    this.resourcesTable = tables.resources;
+    this.businessTables = businessTables;
     this.eventQueue = processing.queue;
     this.deadLetterQueue = processing.deadLetterQueue;
     this.httpApi = ingest.api;
@@ -419,6 +430,25 @@ function checkProps(values: {
     ['throttlingBurstLimit', props.throttlingBurstLimit],
   ] as const) {
     if (value !== undefined && !(value > 0)) fail(`${name} must be positive`);
+  }
+}
+
+/** The names of the business tables and the effect adapters (lambdas/processor/extension-names.ts). */
+function checkExtensionProps(props: IdempotentWebhookReceiverProps): void {
+  for (const name of Object.keys(props.tables ?? {})) {
+    const problem = tableNameProblem(name);
+    if (problem) throw new IdempotentWebhookReceiverPropsError(`tables: ${problem}`);
+  }
+  for (const [name, effect] of Object.entries(props.effects ?? {})) {
+    const problem = adapterNameProblem(name);
+    if (problem) throw new IdempotentWebhookReceiverPropsError(`effects: ${problem}`);
+    const url = effect.url;
+    // A token (another construct's URL) is checked by the processor when it starts.
+    if (url !== undefined && !Token.isUnresolved(url) && !URL.canParse(url)) {
+      throw new IdempotentWebhookReceiverPropsError(
+        `effects: ${name}.url must be a URL, got ${JSON.stringify(url)}`,
+      );
+    }
   }
 }
 

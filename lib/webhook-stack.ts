@@ -1,9 +1,11 @@
 /**
- * The example stack: the IdempotentWebhookReceiver construct with its defaults, and the outputs an
- * operator needs after `cdk deploy` (URLs to paste into each provider, secret ARNs to fill in).
+ * A stack holding the IdempotentWebhookReceiver construct and the outputs an operator needs after
+ * `cdk deploy` (URLs to paste into each provider, secret ARNs to fill in, table and queue names).
+ * `webhookOutputs` adds the same outputs to a stack of your own.
  */
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { tableOutputName } from '../lambdas/processor/extension-names.js';
 import { PROVIDER_IDS } from '../lambdas/providers/types.js';
 import { providerPascal } from './constructs/naming.js';
 import {
@@ -16,38 +18,46 @@ export interface IdempotentWebhooksStackProps extends StackProps {
   readonly receiver?: IdempotentWebhookReceiverProps;
 }
 
+export const WEBHOOK_STACK_DESCRIPTION =
+  'Idempotent webhook receiver: verify, claim once in DynamoDB, queue to SQS, apply once';
+
 export class IdempotentWebhooksStack extends Stack {
   public readonly webhooks: IdempotentWebhookReceiver;
 
   constructor(scope: Construct, id: string, props: IdempotentWebhooksStackProps = {}) {
-    super(scope, id, {
-      description: 'Idempotent webhook receiver: verify, claim once in DynamoDB, queue to SQS, apply once',
-      ...props,
-    });
-    const webhooks = new IdempotentWebhookReceiver(this, 'Webhooks', props.receiver);
-    this.webhooks = webhooks;
-
-    for (const provider of PROVIDER_IDS) {
-      const name = providerPascal(provider);
-      new CfnOutput(this, `${name}WebhookUrl`, {
-        value: webhooks.webhookUrls[provider],
-        description: `Paste into the ${name} webhook settings`,
-      });
-      new CfnOutput(this, `${name}SecretArn`, {
-        value: webhooks.secrets[provider].secretArn,
-        description: `aws secretsmanager put-secret-value --secret-id <this> --secret-string '{"current":"..."}'`,
-      });
-    }
-    const outputs: Record<string, string> = {
-      ClaimsTableName: webhooks.claimsTable.tableName,
-      PaymentsTableName: webhooks.paymentsTable.tableName,
-      OrdersTableName: webhooks.ordersTable.tableName,
-      ResourcesTableName: webhooks.resourcesTable.tableName,
-      EventQueueUrl: webhooks.eventQueue.queueUrl,
-      DeadLetterQueueUrl: webhooks.deadLetterQueue.queueUrl,
-      ArchiveBucketName: webhooks.archiveBucket.bucketName,
-      DashboardUrl: webhooks.dashboardUrl,
-    };
-    for (const [outputId, value] of Object.entries(outputs)) new CfnOutput(this, outputId, { value });
+    super(scope, id, { description: WEBHOOK_STACK_DESCRIPTION, ...props });
+    this.webhooks = new IdempotentWebhookReceiver(this, 'Webhooks', props.receiver);
+    webhookOutputs(this, this.webhooks);
   }
+}
+
+/**
+ * The stack outputs of one receiver, in `stack`'s scope: `<Provider>WebhookUrl` and
+ * `<Provider>SecretArn` per provider, `ClaimsTableName`, `<Table>TableName` per business table,
+ * `EventQueueUrl`, `DeadLetterQueueUrl`, `ArchiveBucketName`, `DashboardUrl`. The `webhooks` CLI
+ * and the local stack read them by these names.
+ */
+export function webhookOutputs(stack: Stack, webhooks: IdempotentWebhookReceiver): void {
+  for (const provider of PROVIDER_IDS) {
+    const name = providerPascal(provider);
+    new CfnOutput(stack, `${name}WebhookUrl`, {
+      value: webhooks.webhookUrls[provider],
+      description: `Paste into the ${name} webhook settings`,
+    });
+    new CfnOutput(stack, `${name}SecretArn`, {
+      value: webhooks.secrets[provider].secretArn,
+      description: `aws secretsmanager put-secret-value --secret-id <this> --secret-string '{"current":"..."}'`,
+    });
+  }
+  const outputs: Record<string, string> = { ClaimsTableName: webhooks.claimsTable.tableName };
+  for (const [name, table] of Object.entries(webhooks.businessTables)) {
+    outputs[tableOutputName(name)] = table.tableName;
+  }
+  Object.assign(outputs, {
+    EventQueueUrl: webhooks.eventQueue.queueUrl,
+    DeadLetterQueueUrl: webhooks.deadLetterQueue.queueUrl,
+    ArchiveBucketName: webhooks.archiveBucket.bucketName,
+    DashboardUrl: webhooks.dashboardUrl,
+  });
+  for (const [outputId, value] of Object.entries(outputs)) new CfnOutput(stack, outputId, { value });
 }

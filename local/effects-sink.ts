@@ -1,13 +1,17 @@
 /**
- * A loopback stand-in for the ledger and the mailer. It records every call; the ledger honours
- * `Idempotency-Key` (a repeat returns the first result and is recorded as a replay), the mailer
- * does not (an email, once sent, is sent). `GET /` lists what it received as JSON.
+ * A loopback stand-in for the processor's effect adapters: `POST /<adapter>` for any adapter name
+ * (`/ledger`, `/mailer`, ...). It records every call. An adapter declared as honouring
+ * `Idempotency-Key` answers a repeated key with the first result and records the call as a replay;
+ * any other records each call as new (an email, once sent, is sent). `GET /` lists what it received
+ * as JSON.
  */
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { adapterNameProblem } from '../lambdas/processor/extension-names.js';
 
-export type EffectService = 'ledger' | 'mailer';
+/** An effect adapter's name (`ledger`, `mailer`, ...). */
+export type EffectService = string;
 
 export interface EffectEntry {
   readonly service: EffectService;
@@ -19,12 +23,20 @@ export interface EffectEntry {
 
 export interface EffectsSink {
   readonly url: string;
-  readonly ledgerUrl: string;
-  readonly mailerUrl: string;
+  /** The URL of one adapter: `<url>/<name>`. */
+  urlOf(service: EffectService): string;
+  /** Whether calls to `service` with a repeated `Idempotency-Key` are answered with the first result. */
+  declare(service: EffectService, honoursIdempotencyKey: boolean): void;
   entries(): readonly EffectEntry[];
   /** Make the next `count` calls to a service answer 503 (for failure tests). */
   failNext(service: EffectService, count: number): void;
   stop(): Promise<void>;
+}
+
+export interface EffectsSinkOptions {
+  readonly port?: number;
+  /** Adapters that honour `Idempotency-Key`, by name (more can be declared later). @default none */
+  readonly effects?: Readonly<Record<EffectService, { readonly honoursIdempotencyKey?: boolean }>>;
 }
 
 async function readBody(request: IncomingMessage): Promise<unknown> {
@@ -38,10 +50,15 @@ async function readBody(request: IncomingMessage): Promise<unknown> {
   }
 }
 
-export async function startEffectsSink(options: { port?: number } = {}): Promise<EffectsSink> {
+export async function startEffectsSink(options: EffectsSinkOptions = {}): Promise<EffectsSink> {
   const entries: EffectEntry[] = [];
-  const ledgerResults = new Map<string, { entryId: string }>();
-  const failures: Record<EffectService, number> = { ledger: 0, mailer: 0 };
+  const firstResults = new Map<string, { entryId: string }>();
+  const failures = new Map<EffectService, number>();
+  const honouring = new Set<EffectService>(
+    Object.entries(options.effects ?? {})
+      .filter(([, effect]) => effect.honoursIdempotencyKey === true)
+      .map(([name]) => name),
+  );
 
   const server: Server = createServer((request, response) => {
     void (async () => {
@@ -51,25 +68,30 @@ export async function startEffectsSink(options: { port?: number } = {}): Promise
         response.end(JSON.stringify(body));
       };
       if (request.method === 'GET' && path === '/') return reply(200, entries);
-      const service = path === '/ledger' ? 'ledger' : path === '/mailer' ? 'mailer' : undefined;
-      if (request.method !== 'POST' || !service) return reply(404, { error: 'not found' });
+      const service = path.slice(1);
+      if (request.method !== 'POST' || adapterNameProblem(service) !== undefined) {
+        return reply(404, { error: 'not found' });
+      }
       const body = await readBody(request);
-      if (failures[service] > 0) {
-        failures[service] -= 1;
+      const failing = failures.get(service) ?? 0;
+      if (failing > 0) {
+        failures.set(service, failing - 1);
         return reply(503, { error: `${service} unavailable (injected)` });
       }
       const header = request.headers['idempotency-key'];
       const idempotencyKey = Array.isArray(header) ? header[0] : header;
       const receivedAt = new Date().toISOString();
-      if (service === 'ledger' && idempotencyKey !== undefined) {
-        const first = ledgerResults.get(idempotencyKey);
+      const dedupes = honouring.has(service) && idempotencyKey !== undefined;
+      const resultKey = `${service}\n${idempotencyKey}`;
+      if (dedupes) {
+        const first = firstResults.get(resultKey);
         if (first) {
           entries.push({ service, idempotencyKey, replay: true, body, receivedAt });
           return reply(200, { ...first, replay: true });
         }
       }
       const result = { entryId: randomUUID() };
-      if (service === 'ledger' && idempotencyKey !== undefined) ledgerResults.set(idempotencyKey, result);
+      if (dedupes) firstResults.set(resultKey, result);
       entries.push({ service, idempotencyKey, replay: false, body, receivedAt });
       return reply(201, result);
     })();
@@ -81,11 +103,14 @@ export async function startEffectsSink(options: { port?: number } = {}): Promise
   const url = `http://127.0.0.1:${address.port}`;
   return {
     url,
-    ledgerUrl: `${url}/ledger`,
-    mailerUrl: `${url}/mailer`,
+    urlOf: (service) => `${url}/${service}`,
+    declare: (service, honours) => {
+      if (honours) honouring.add(service);
+      else honouring.delete(service);
+    },
     entries: () => [...entries],
     failNext: (service, count) => {
-      failures[service] += count;
+      failures.set(service, (failures.get(service) ?? 0) + count);
     },
     stop: async () => {
       server.closeAllConnections();

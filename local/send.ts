@@ -3,7 +3,7 @@
  *
  * Signs a realistic sample event with the configured secret (the provider's environment variable,
  * else the local development default) and posts it to the local stack (from cdk-outputs.local.json)
- * or to --url, printing each answer, then what reached the ledger and the mailer.
+ * or to --url, printing each answer, then what reached the effects sink.
  *
  * The same logic is `webhooks send` (cli/commands/send.ts): `parseSendArgs` and `sendSample` are
  * exported for it; run as a script, this file behaves as `npm run send` always has.
@@ -252,7 +252,7 @@ export async function sendSample(args: SendArgs, options: SendOptions = {}): Pro
       log(
         mine.length > 0
           ? `effects at ${effectsUrl}: ${mine.length} for this event`
-          : `effects at ${effectsUrl}: none for this event (only a payment's first success posts to the ledger and mailer)`,
+          : `effects at ${effectsUrl}: none for this event`,
       );
       for (const e of mine)
         log(`  ${e.service.padEnd(7)} ${e.replay ? 'replay' : 'applied'}  ${e.idempotencyKey ?? ''}`);

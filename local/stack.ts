@@ -422,6 +422,16 @@ const SWEEPER_OVERRIDES = [
   'SWEEP_MAX_REQUEUES',
 ] as const;
 
+function localEffects(json: string, sink: EffectsSink): string {
+  const effects = JSON.parse(json) as Record<string, { url?: string; honoursIdempotencyKey?: boolean }>;
+  for (const [name, effect] of Object.entries(effects)) {
+    if (effect.url !== undefined) continue;
+    effects[name] = { ...effect, url: sink.urlOf(name) };
+    sink.declare(name, effect.honoursIdempotencyKey === true);
+  }
+  return JSON.stringify(effects);
+}
+
 /** The function's template environment, adapted to run against the local servers. */
 export function localEnvironment(
   variables: Readonly<Record<string, string>>,
@@ -439,10 +449,9 @@ export function localEnvironment(
       if (perAccount !== undefined) result[accountSecretsEnvVar(provider)] = perAccount;
     }
   }
-  if ('PROCESSING_LEASE_SECONDS' in result || 'PAYMENTS_TABLE_NAME' in result) {
-    result.LEDGER_URL ??= context.sink.ledgerUrl;
-    result.MAILER_URL ??= context.sink.mailerUrl;
-  }
+  // The processor's effect adapters: those without a URL call the effects sink (`POST /<name>`),
+  // which answers a repeated Idempotency-Key with the first result for the adapters that declare so.
+  if (result.EFFECTS !== undefined) result.EFFECTS = localEffects(result.EFFECTS, context.sink);
   if (context.leaseOverride !== undefined) {
     if ('RECEIVER_LEASE_SECONDS' in result) result.RECEIVER_LEASE_SECONDS = String(context.leaseOverride);
     if ('PROCESSING_LEASE_SECONDS' in result) result.PROCESSING_LEASE_SECONDS = String(context.leaseOverride);

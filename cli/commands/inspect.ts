@@ -16,7 +16,6 @@ import {
   stringOption,
 } from '../args.js';
 import {
-  type BusinessTable,
   type ClaimLookup,
   findClaimByKey,
   findClaimsByEvent,
@@ -115,7 +114,7 @@ async function rowsOf(stack: StackContext, claim: ClaimRecord): Promise<RowView[
       rows.push({ table: ref, pk: '', found: false, item: null });
       continue;
     }
-    const item = await getBusinessRow(stack, parsed.table as BusinessTable, parsed.pk);
+    const item = await getBusinessRow(stack, parsed.table, parsed.pk);
     rows.push({ table: parsed.table, pk: parsed.pk, found: item !== undefined, item: item ?? null });
   }
   return rows;

@@ -18,7 +18,7 @@ import {
   type QueueMessage,
 } from '../queue/event-message.js';
 import { retainUntil } from '../shared/claim-retention.js';
-import type { FaultInjector } from '../shared/faults.js';
+import { effectFaultPoint, type FaultInjector } from '../shared/faults.js';
 import { matchEventType } from '../shared/keys.js';
 import type { ClaimRecord, Lease, NewClaim } from '../store/claim.js';
 import { ArchiveFormatError, type PayloadArchive } from '../store/payload-archive.js';
@@ -28,10 +28,9 @@ import type {
   Applier,
   ApplierRegistry,
   Effect,
+  EffectAdapter,
   EffectContext,
   EffectDefinition,
-  LedgerAdapter,
-  MailerAdapter,
   PlanContext,
   ProcessingEvent,
 } from './types.js';
@@ -45,14 +44,14 @@ export interface ProcessorLog {
 export interface ProcessorDeps {
   readonly claims: ProcessingClaims;
   readonly state: StateStore;
-  /** What to apply for each provider and event type (./appliers for the example domain). */
+  /** What to apply for each provider and event type (none: every event completes as `unhandled`). */
   readonly appliers: ApplierRegistry;
   readonly leaseSeconds: number;
   readonly maxReceiveCount: number;
   /** How long a claim is kept after each attempt and failure (lambdas/shared/claim-retention.ts). */
   readonly claimRetentionSeconds: number;
-  readonly ledger?: LedgerAdapter;
-  readonly mailer?: MailerAdapter;
+  /** The configured effect adapters by name (the construct's `effects` prop). @default none */
+  readonly effects?: Readonly<Record<string, EffectAdapter>>;
   readonly log: ProcessorLog;
   readonly clock?: () => number;
   readonly newLeaseToken?: () => string;
@@ -292,12 +291,18 @@ function effectOf(applier: Applier, name: string): EffectDefinition | { run: Eff
   return typeof effect === 'function' ? { run: effect } : effect;
 }
 
+/** Step and fault-point names of the processor's own (an effect named so would collide with them). */
+const RESERVED_STEP_NAMES: ReadonlySet<string> = new Set(['state', 'claim']);
+
+function adapterOf(deps: ProcessorDeps, name: string): EffectAdapter | undefined {
+  return deps.effects !== undefined && Object.hasOwn(deps.effects, name) ? deps.effects[name] : undefined;
+}
+
 /** Whether running the effect again is harmless: its adapter honours the idempotency key. */
 function isRepeatSafe(applier: Applier, name: string, deps: ProcessorDeps): boolean {
   const effect = effectOf(applier, name);
   if (effect === undefined || !('adapter' in effect)) return false;
-  const adapter = effect.adapter === 'ledger' ? deps.ledger : deps.mailer;
-  return adapter?.honoursIdempotencyKey === true;
+  return adapterOf(deps, effect.adapter)?.honoursIdempotencyKey === true;
 }
 
 async function applyEvent(
@@ -351,14 +356,10 @@ async function applyEvent(
   for (const [index, name] of effects.entries()) {
     const effect = effectOf(applier, name);
     if (!effect) throw new Error(`applier for ${event.eventType} planned effect "${name}" but defines none`);
-    const context: EffectContext = {
-      idempotencyKey: `${event.key}:${name}`,
-      ledger: deps.ledger,
-      mailer: deps.mailer,
-    };
-    if (name === 'ledger') deps.faultPoint?.('processor.beforeLedger', event.eventId);
+    const context: EffectContext = { idempotencyKey: `${event.key}:${name}`, adapters: deps.effects ?? {} };
+    deps.faultPoint?.(effectFaultPoint('before', name), event.eventId);
     await effect.run(event, context);
-    if (name === 'ledger') deps.faultPoint?.('processor.beforeLedgerMarker', event.eventId);
+    deps.faultPoint?.(effectFaultPoint('beforeMarker', name), event.eventId);
     const last = index === effects.length - 1;
     await deps.claims.markStep(
       event.key,
@@ -367,7 +368,7 @@ async function applyEvent(
       { step: name, ...(last ? { done: outcome } : {}), ...(index === 0 ? archived : {}) },
       clock(),
     );
-    if (name === 'ledger') deps.faultPoint?.('processor.afterLedger', event.eventId);
+    deps.faultPoint?.(effectFaultPoint('after', name), event.eventId);
   }
   return outcome;
 }
@@ -398,7 +399,7 @@ async function commitState(
         reads.push(mark);
         return { row, newer: isNewer(order, row, guard), writtenByThisEvent: mark.writtenByThisEvent };
       },
-      has: (adapter) => (adapter === 'ledger' ? deps.ledger !== undefined : deps.mailer !== undefined),
+      has: (adapter) => adapterOf(deps, adapter) !== undefined,
     };
     const plan = await applier.plan(event, context);
     // The rows already carry this event: its state committed in an earlier attempt.
@@ -407,6 +408,12 @@ async function commitState(
 
     const writes = plan.writes ?? [];
     const plannedEffects = plan.effects ?? [];
+    const reserved = plannedEffects.find((name) => RESERVED_STEP_NAMES.has(name));
+    if (reserved !== undefined) {
+      throw new Error(
+        `applier for ${event.eventType} planned an effect named "${reserved}": state and claim are the processor's own step names`,
+      );
+    }
     const effects = plannedEffects.filter((name) => !progress.completed.includes(name));
     const outcome: ProcessingOutcome = plan.outcome ?? (writes.length > 0 ? 'applied' : 'noop');
     const done = effects.length === 0;

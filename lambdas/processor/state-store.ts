@@ -5,36 +5,14 @@
 import { type DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { type ClaimStepUpdate, LeaseLostError } from '../store/processing-claims.js';
+import { DEFAULT_GUARD, guardAttributes } from './sdk/order.js';
 import type { EventOrder, GuardedWrite, TableRef } from './types.js';
 
-export const DEFAULT_GUARD = 'lastEvent';
+export { DEFAULT_GUARD, guardAttributes, isNewer } from './sdk/order.js';
 
-/**
- * Guard attribute names for a prefix: `lastEventId`, `lastEventCreated`, `lastEventRank`, and
- * `lastEventEffects`, the effects the writer planned (read back when its claim's markers are lost).
- */
-export function guardAttributes(guard: string = DEFAULT_GUARD) {
-  return {
-    id: `${guard}Id`,
-    at: `${guard}Created`,
-    rank: `${guard}Rank`,
-    effects: `${guard}Effects`,
-  } as const;
-}
-
-/** The stale-order rule (pure): later time wins; same second, higher rank wins; otherwise the row stays. */
-export function isNewer(
-  order: EventOrder,
-  row: Readonly<Record<string, unknown>> | undefined,
-  guard?: string,
-): boolean {
-  if (row === undefined) return true;
-  const names = guardAttributes(guard);
-  const at = row[names.at];
-  const rank = row[names.rank];
-  if (typeof at !== 'number') return true;
-  if (order.at !== at) return order.at > at;
-  return order.rank > (typeof rank === 'number' ? rank : Number.NEGATIVE_INFINITY);
+/** An applier read or wrote a business table the processor was not configured with. */
+export class UnknownTableError extends Error {
+  override readonly name = 'UnknownTableError';
 }
 
 /** A business row changed between the plan's read and the commit: plan again. */
@@ -90,9 +68,21 @@ export class StateStore {
     this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   }
 
+  /** The real name of a business table; an applier naming a table the construct was not given is a bug. */
+  private tableName(table: TableRef): string {
+    const name = Object.hasOwn(this.tableNames, table) ? this.tableNames[table] : undefined;
+    if (name === undefined) {
+      const known = Object.keys(this.tableNames);
+      throw new UnknownTableError(
+        `no business table ${JSON.stringify(table)}: the processor was given ${known.length ? known.map((k) => JSON.stringify(k)).join(', ') : 'none'} (the construct's \`tables\` prop, BUSINESS_TABLES)`,
+      );
+    }
+    return name;
+  }
+
   async get(table: TableRef, pk: string): Promise<Record<string, unknown> | undefined> {
     const result = await this.doc.send(
-      new GetCommand({ TableName: this.tableNames[table], Key: { pk }, ConsistentRead: true }),
+      new GetCommand({ TableName: this.tableName(table), Key: { pk }, ConsistentRead: true }),
     );
     return result.Item;
   }
@@ -174,7 +164,7 @@ export class StateStore {
       }
     }
     return {
-      TableName: this.tableNames[write.table],
+      TableName: this.tableName(write.table),
       Key: { pk: write.pk },
       UpdateExpression: `SET ${sets.join(', ')}`,
       ConditionExpression: conditions.join(' AND '),

@@ -1,13 +1,17 @@
 /**
- * The business-handler API: what a user writes to apply an event. A handler is plain code: it reads
+ * The applier API: what a user writes to apply an event. An applier is plain code: it reads
  * the rows it needs, returns the absolute values to write, and names the external effects to run.
  * The processor does the rest (claim, transaction, stale-order guard, step markers, retries).
  * See docs/processor.md.
  */
 import type { EventMessage } from '../queue/event-message.js';
 
-/** The example domain's business tables; each maps to a table name in the processor's settings. */
-export type TableRef = 'payments' | 'orders' | 'resources';
+/**
+ * A business table, by the name the construct's `tables` prop gives it (`invoices`, `customers`, ...);
+ * the processor maps it to the table's real name (`BUSINESS_TABLES`). It is also the prefix of the
+ * claim's `writtenRows` entries (`<table>:<pk>`), so it holds no `:`.
+ */
+export type TableRef = string;
 
 /** The event as an applier sees it: the queue message plus the parsed JSON payload. */
 export interface ProcessingEvent extends EventMessage {
@@ -17,7 +21,7 @@ export interface ProcessingEvent extends EventMessage {
 /**
  * Where an event stands in its object's history. A write applies only when its order is greater
  * than the row's: later `at` (provider event time, epoch seconds) wins; in the same second the
- * higher `rank` (the handler's documented precedence) wins; equal both ways, the row is kept.
+ * higher `rank` (the applier's documented precedence) wins; equal both ways, the row is kept.
  */
 export interface EventOrder {
   readonly at: number;
@@ -62,7 +66,7 @@ export interface GuardedRead {
 export interface PlanContext {
   /** Reads a row for the stale-order decision; the commit then checks the row did not change since. */
   read(table: TableRef, pk: string, order: EventOrder, guard?: string): Promise<GuardedRead>;
-  /** Whether an effect adapter (`ledger`, `mailer`) is configured. */
+  /** Whether the effect adapter of that name (a key of the construct's `effects` prop) is configured. */
   has(adapter: EffectAdapterName): boolean;
 }
 
@@ -78,7 +82,8 @@ export interface Plan {
   readonly outcome?: 'applied' | 'stale' | 'noop';
 }
 
-export type EffectAdapterName = 'ledger' | 'mailer';
+/** An effect adapter, by its key in the construct's `effects` prop (`EFFECTS`). */
+export type EffectAdapterName = string;
 
 /**
  * An effect with the adapter it calls, so the processor knows whether running it again is safe: an
@@ -92,27 +97,21 @@ export interface EffectDefinition {
 export interface EffectContext {
   /** Stable per event and effect (`<claim key>:<effect>`): pass it to any API that takes one. */
   readonly idempotencyKey: string;
-  readonly ledger: LedgerAdapter | undefined;
-  readonly mailer: MailerAdapter | undefined;
+  /** The configured effect adapters by name; an effect whose adapter is absent should do nothing. */
+  readonly adapters: Readonly<Record<EffectAdapterName, EffectAdapter>>;
 }
 
-/** What every effect adapter declares. */
+/** One external service an effect calls (an HTTP endpoint by default: lambdas/processor/effects.ts). */
 export interface EffectAdapter {
   /**
-   * True when the service behind the adapter returns the first result for a repeated
-   * `Idempotency-Key` instead of acting again (the ledger). Only such effects are re-run when the
-   * processor cannot tell whether they already ran; a call repeated after a crash between the call
-   * and its step marker is harmless only for them.
+   * True when the service returns the first result for a repeated `Idempotency-Key` instead of
+   * acting again (an accounting API, most payment APIs). Only such effects are re-run when the processor cannot
+   * tell whether they already ran; a call repeated after a crash between the call and its step
+   * marker is harmless only for them.
    */
   readonly honoursIdempotencyKey: boolean;
-}
-
-export interface LedgerAdapter extends EffectAdapter {
-  post(entry: Readonly<Record<string, unknown>>, idempotencyKey: string): Promise<void>;
-}
-
-export interface MailerAdapter extends EffectAdapter {
-  send(message: Readonly<Record<string, unknown>>, idempotencyKey: string): Promise<void>;
+  /** Sends one request; throws on any failure, so the step is retried (its marker is not written). */
+  call(body: Readonly<Record<string, unknown>>, idempotencyKey: string): Promise<void>;
 }
 
 export type Effect = (event: ProcessingEvent, context: EffectContext) => Promise<void>;
@@ -122,7 +121,7 @@ export interface Applier {
   plan(event: ProcessingEvent, context: PlanContext): Promise<Plan>;
   /**
    * The effects `plan` may name. Their input must come from the event alone, so a resume can rerun
-   * them. Declare the adapter an effect calls (`{ adapter: 'ledger', run }`) so the processor knows
+   * them. Declare the adapter an effect calls (`{ adapter: 'erp', run }`) so the processor knows
    * whether repeating it is safe; a bare function is treated as not safe to repeat.
    */
   readonly effects?: Readonly<Record<string, Effect | EffectDefinition>>;

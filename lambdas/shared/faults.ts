@@ -14,11 +14,33 @@ export const FAULT_POINT_NAMES = [
   'processor.afterClaim',
   'processor.crashAfterClaim',
   'processor.afterState',
-  'processor.beforeLedger',
-  'processor.beforeLedgerMarker',
-  'processor.afterLedger',
 ] as const;
-export type FaultPointName = (typeof FAULT_POINT_NAMES)[number];
+
+/**
+ * Each effect step has three points, named after the effect (PascalCase): before the call, between
+ * the call and its step marker, and after the marker. An effect named `notify` gives
+ * `processor.beforeNotify`, `processor.beforeNotifyMarker` and `processor.afterNotify`.
+ */
+export type EffectFaultPointName = `processor.${'before' | 'after'}${string}`;
+export type FaultPointName = (typeof FAULT_POINT_NAMES)[number] | EffectFaultPointName;
+
+export type EffectFaultPoint = 'before' | 'beforeMarker' | 'after';
+
+/** The name of an effect step's fault point (`effectFaultPoint('before', 'notify')` = `processor.beforeNotify`). */
+export function effectFaultPoint(point: EffectFaultPoint, effect: string): EffectFaultPointName {
+  const pascal = effect.charAt(0).toUpperCase() + effect.slice(1);
+  return point === 'beforeMarker'
+    ? `processor.before${pascal}Marker`
+    : point === 'before'
+      ? `processor.before${pascal}`
+      : `processor.after${pascal}`;
+}
+
+const EFFECT_FAULT_POINT = /^processor\.(?:before|after)[A-Z][A-Za-z0-9]*$/;
+
+function isFaultPointName(name: string): boolean {
+  return (FAULT_POINT_NAMES as readonly string[]).includes(name) || EFFECT_FAULT_POINT.test(name);
+}
 
 /**
  * Points that end the process instead of throwing: the worker dies holding its lease, as on a
@@ -48,10 +70,10 @@ export function parseFaultPoints(spec: string | undefined): FaultRule[] {
     .map((part) => part.trim())
     .filter(Boolean)
     .map((part) => {
-      const m = /^([A-Za-z.]+)(?:@([^:]*))?(?::(\*|\d+))?$/.exec(part);
-      if (!m?.[1] || !(FAULT_POINT_NAMES as readonly string[]).includes(m[1])) {
+      const m = /^([A-Za-z0-9.]+)(?:@([^:]*))?(?::(\*|\d+))?$/.exec(part);
+      if (!m?.[1] || !isFaultPointName(m[1])) {
         throw new Error(
-          `FAULT_POINTS entry ${JSON.stringify(part)} is not point[@match][:count] with a point among ${FAULT_POINT_NAMES.join(', ')}`,
+          `FAULT_POINTS entry ${JSON.stringify(part)} is not point[@match][:count] with a point among ${FAULT_POINT_NAMES.join(', ')}, or an effect's processor.before<Effect>, processor.before<Effect>Marker, processor.after<Effect>`,
         );
       }
       const count = m[3] === undefined ? 1 : m[3] === '*' ? Number.POSITIVE_INFINITY : Number(m[3]);

@@ -63,7 +63,7 @@ export interface ClaimRecord {
   /** ISO-8601: when the current (or last) processing attempt took the lease, and its last step. */
   readonly processingStartedAt?: string;
   readonly lastStepAt?: string;
-  /** Business rows the event wrote, as `<table>:<pk>` (`payments:stripe:platform:pi_1`). */
+  /** Business rows the event wrote, as `<table>:<pk>` (`invoices:stripe:platform:in_1`). */
   readonly writtenRows?: readonly string[];
   /** S3 key of the payload archive object (bucket: the stack's archive bucket). */
   readonly archiveKey?: string;

@@ -41,7 +41,7 @@ export interface ClaimStepUpdate {
 }
 
 export interface StepMark {
-  /** Name of the step just completed (`state`, `ledger`, `receipt`, ...). */
+  /** Name of the step just completed (`state`, or an effect's name). */
   readonly step: string;
   /** The external effects planned for this event (written with the first step, read on resume). */
   readonly plannedEffects?: readonly string[];

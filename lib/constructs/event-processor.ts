@@ -2,7 +2,7 @@
  * The event queue, its dead-letter queue, and the processor Lambda that drains it with partial
  * batch failures. The queue's visibility timeout is derived from the processor's timeout.
  */
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -25,12 +25,29 @@ import { WebhookFunction } from './webhook-function.js';
  */
 export const VISIBILITY_TIMEOUT_FACTOR = 6;
 
+/** One effect adapter of the processor: an HTTP service its appliers call (lambdas/processor/effects.ts). */
+export interface WebhookEffect {
+  /**
+   * The service's endpoint (POSTed JSON with an `Idempotency-Key` header).
+   * @default unset: the adapter is declared but not configured, so appliers skip the effects that
+   * use it (`context.has(name)` is false); the local stack points it at its effects sink
+   */
+  readonly url?: string;
+  /**
+   * Whether the service returns the first result for a repeated `Idempotency-Key` instead of acting
+   * again. Only such effects are re-run when the processor cannot tell whether they already ran.
+   * @default false
+   */
+  readonly honoursIdempotencyKey?: boolean;
+}
+
 export interface EventProcessorProps {
   readonly entry: string;
   readonly claimsTable: dynamodb.ITable;
-  readonly paymentsTable: dynamodb.ITable;
-  readonly ordersTable: dynamodb.ITable;
-  readonly resourcesTable: dynamodb.ITable;
+  /** Business tables by the name appliers use; the processor may read and write their items. */
+  readonly tables: Readonly<Record<string, dynamodb.ITable>>;
+  /** Effect adapters by the name effects declare (`{ adapter: '<name>', run }`). */
+  readonly effects: Readonly<Record<string, WebhookEffect>>;
   readonly timeout: Duration;
   readonly memorySize: number;
   readonly lease: Duration;
@@ -41,8 +58,6 @@ export interface EventProcessorProps {
   readonly maxConcurrency: number;
   /** Concurrency reserved for (and capping) the processor. @default none (the unreserved pool) */
   readonly reservedConcurrency?: number;
-  readonly ledgerUrl?: string;
-  readonly mailerUrl?: string;
   readonly extraEnvironment?: Readonly<Record<string, string>>;
   readonly logRetention: logs.RetentionDays;
   /** Where the processor archives payloads. */
@@ -88,7 +103,7 @@ export class EventProcessor extends Construct {
       entry: props.entry,
       description: 'Webhook processor: apply each queued event once to the business tables',
       // A batch of up to 10 events, each a few DynamoDB transactions and optional HTTP calls
-      // (ledger, mailer): 30 s leaves room for slow downstreams without holding messages for long.
+      // (the effect adapters): 30 s leaves room for slow downstreams without holding messages for long.
       timeout: props.timeout,
       // As for the receiver: more memory is more CPU, and the batch is processed in one process.
       memorySize: props.memorySize,
@@ -98,16 +113,27 @@ export class EventProcessor extends Construct {
       logRetention: props.logRetention,
       environment: {
         CLAIMS_TABLE_NAME: props.claimsTable.tableName,
-        PAYMENTS_TABLE_NAME: props.paymentsTable.tableName,
-        ORDERS_TABLE_NAME: props.ordersTable.tableName,
-        RESOURCES_TABLE_NAME: props.resourcesTable.tableName,
+        // {"<name>": "<table name>"}: the names appliers use, mapped to the deployed tables.
+        BUSINESS_TABLES: Stack.of(this).toJsonString(
+          Object.fromEntries(Object.entries(props.tables).map(([name, table]) => [name, table.tableName])),
+        ),
+        // {"<name>": {"url": ..., "honoursIdempotencyKey": ...}}
+        EFFECTS: Stack.of(this).toJsonString(
+          Object.fromEntries(
+            Object.entries(props.effects).map(([name, effect]) => [
+              name,
+              {
+                ...(effect.url === undefined ? {} : { url: effect.url }),
+                honoursIdempotencyKey: effect.honoursIdempotencyKey ?? false,
+              },
+            ]),
+          ),
+        ),
         PROCESSING_LEASE_SECONDS: String(props.lease.toSeconds()),
         // The processor marks a claim FAILED on the attempt SQS will not redeliver.
         MAX_RECEIVE_COUNT: String(props.maxReceiveCount),
         // Claims outlive the DLQ's copy of their message (lambdas/shared/claim-retention.ts).
         CLAIM_RETENTION_SECONDS: String(this.claimRetention.toSeconds()),
-        ...(props.ledgerUrl === undefined ? {} : { LEDGER_URL: props.ledgerUrl }),
-        ...(props.mailerUrl === undefined ? {} : { MAILER_URL: props.mailerUrl }),
         ARCHIVE_BUCKET_NAME: props.archiveBucket.bucketName,
         POWERTOOLS_SERVICE_NAME: PROCESSOR_SERVICE,
         POWERTOOLS_METRICS_NAMESPACE: METRIC_NAMESPACE,
@@ -130,17 +156,21 @@ export class EventProcessor extends Construct {
         resources: [props.claimsTable.tableArn],
       }),
     );
-    processor.role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: [
-          'dynamodb:GetItem',
-          'dynamodb:PutItem',
-          'dynamodb:UpdateItem',
-          'dynamodb:ConditionCheckItem',
-        ],
-        resources: [props.paymentsTable.tableArn, props.ordersTable.tableArn, props.resourcesTable.tableArn],
-      }),
-    );
+    // The business tables: the same item actions, on the tables given and nothing else (none: no statement).
+    const businessTables = Object.values(props.tables);
+    if (businessTables.length > 0) {
+      processor.role.addToPolicy(
+        new iam.PolicyStatement({
+          actions: [
+            'dynamodb:GetItem',
+            'dynamodb:PutItem',
+            'dynamodb:UpdateItem',
+            'dynamodb:ConditionCheckItem',
+          ],
+          resources: businessTables.map((table) => table.tableArn),
+        }),
+      );
+    }
 
     // The archive: write objects under the events/ prefix, and read claim-checked bodies back.
     grantArchiveListing(processor.role, props.archiveBucket);

@@ -296,7 +296,7 @@ export function alarmDefinitions(props: WebhookAlarmsProps): AlarmDefinition[] {
       summary: `The oldest event waiting in the event queue has been older than ${(t.processingLag ?? DEFAULTS.processingLag).toHumanString()} for 3 minutes.`,
       runbook:
         'The processor is not keeping up or not running: check its Errors, Throttles and Duration, that the ' +
-        'event source mapping is enabled, and downstreams (ledger, mailer) for slowness. Events are safe in ' +
+        'event source mapping is enabled, and downstreams (the effect adapters) for slowness. Events are safe in ' +
         'the queue (4 days retention) and applied once when processing resumes.',
       metric: queueOldestMessageAge(props.eventQueue, ONE_MINUTE),
       threshold: (t.processingLag ?? DEFAULTS.processingLag).toSeconds(),

@@ -1,6 +1,6 @@
 /**
- * The claims table (one item per idempotency key, expired by TTL) and the example business tables
- * the processor writes. On-demand, point-in-time recovery on, AWS-owned encryption.
+ * The claims table: one item per idempotency key, expired by TTL. On-demand, point-in-time recovery
+ * on, AWS-owned encryption. Business tables are yours: pass them to the construct's `tables` prop.
  */
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -18,23 +18,17 @@ export interface WebhookTablesProps {
 export class WebhookTables extends Construct {
   /** Claims: partition key `pk` (the idempotency key), TTL attribute `expiresAt`, index `unfinished-claims`. */
   public readonly claims: dynamodb.Table;
-  public readonly payments: dynamodb.Table;
-  public readonly orders: dynamodb.Table;
-  public readonly resources: dynamodb.Table;
 
   constructor(scope: Construct, id: string, props: WebhookTablesProps = {}) {
     super(scope, id);
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
-    const table = (tableId: string, timeToLiveAttribute?: string) =>
-      new dynamodb.Table(this, tableId, {
-        partitionKey: { name: CLAIMS_TABLE_SCHEMA.partitionKey, type: dynamodb.AttributeType.STRING },
-        billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-        pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-        ...(timeToLiveAttribute ? { timeToLiveAttribute } : {}),
-        removalPolicy,
-      });
-
-    this.claims = table('Claims', CLAIMS_TABLE_SCHEMA.ttlAttribute);
+    this.claims = new dynamodb.Table(this, 'Claims', {
+      partitionKey: { name: CLAIMS_TABLE_SCHEMA.partitionKey, type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: CLAIMS_TABLE_SCHEMA.ttlAttribute,
+      removalPolicy,
+    });
     // The sparse index of unfinished claims, read by the sweeper (lambdas/store/unfinished-index.ts).
     const unfinished = CLAIMS_TABLE_SCHEMA.unfinishedIndex;
     this.claims.addGlobalSecondaryIndex({
@@ -43,9 +37,5 @@ export class WebhookTables extends Construct {
       sortKey: { name: unfinished.sortKey, type: dynamodb.AttributeType.NUMBER },
       projectionType: dynamodb.ProjectionType.KEYS_ONLY,
     });
-    // The business tables are keyed `pk` too: the processor writes whole rows by key (absolute writes).
-    this.payments = table('Payments');
-    this.orders = table('Orders');
-    this.resources = table('Resources');
   }
 }

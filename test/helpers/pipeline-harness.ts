@@ -7,10 +7,14 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { EXAMPLE_APPLIERS } from '../../lambdas/processor/appliers/index.js';
+import {
+  EXAMPLE_APPLIERS,
+  EXAMPLE_EFFECTS,
+  type EXAMPLE_TABLES,
+} from '../../examples/payments/appliers/index.js';
+import { exampleEffectAdapters } from '../../examples/payments/effects.js';
 import type { ProcessorDeps } from '../../lambdas/processor/core.js';
-import { HttpLedger, HttpMailer } from '../../lambdas/processor/effects.js';
-import { createProcessorHandler, type ProcessorHandler } from '../../lambdas/processor/handler.js';
+import { createProcessorHandler, type ProcessorHandler } from '../../lambdas/processor/runtime.js';
 import { StateStore } from '../../lambdas/processor/state-store.js';
 import type { ApplierRegistry, TableRef } from '../../lambdas/processor/types.js';
 import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../../lambdas/shared/claim-retention.js';
@@ -44,7 +48,7 @@ export interface PipelineHarness {
   readonly receiver: ReceiverHarness;
   readonly sink: EffectsSink;
   readonly dlqUrl: string;
-  readonly tables: Readonly<Record<TableRef, string>>;
+  readonly tables: Readonly<Record<(typeof EXAMPLE_TABLES)[number], string>>;
   readonly processorDeps: Omit<ProcessorDeps, 'log'>;
   readonly processor: ProcessorHandler;
   readonly poller: SqsPoller;
@@ -88,7 +92,7 @@ export async function createPipelineHarness(options: PipelineOptions = {}): Prom
       maxReceiveCount,
       visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 1,
     }),
-    startEffectsSink(),
+    startEffectsSink({ effects: EXAMPLE_EFFECTS }),
   ]);
   // One archive bucket, as in the stack: the receiver's claim checks are the processor's archive.
   const receiver = await createReceiverHarness({}, { tableName: claimsTable, queueUrl: queues.queueUrl });
@@ -102,8 +106,7 @@ export async function createPipelineHarness(options: PipelineOptions = {}): Prom
     leaseSeconds: options.leaseSeconds ?? 30,
     maxReceiveCount,
     claimRetentionSeconds: CLAIM_RETENTION_DEFAULT_SECONDS,
-    ledger: new HttpLedger({ url: sink.ledgerUrl }),
-    mailer: new HttpMailer({ url: sink.mailerUrl }),
+    effects: exampleEffectAdapters(sink.urlOf),
     ...(faultPoint ? { faultPoint } : {}),
     archive: receiver.archive,
   };
@@ -130,7 +133,11 @@ export async function createPipelineHarness(options: PipelineOptions = {}): Prom
         if (result.received === 0) await new Promise((resolve) => setTimeout(resolve, 100));
       }
     },
-    row: (table, pk) => getItem(receiver.doc, tables[table], pk),
+    row: (table, pk) => {
+      const name = (tables as Readonly<Record<string, string>>)[table];
+      if (name === undefined) throw new Error(`the harness has no business table ${table}`);
+      return getItem(receiver.doc, name, pk);
+    },
     holdProcessingLease: (key, token) =>
       processorDeps.claims.beginProcessing(
         {

@@ -4,7 +4,14 @@ import { PROVIDER_IDS } from '../../lambdas/providers/types.js';
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names.js';
 import { SECRET_PLACEHOLDER } from '../../lambdas/shared/secrets-manager.js';
 import { PROCESSOR_SERVICE, RECEIVER_SERVICE } from '../../lib/constructs/metrics.js';
-import { environmentOf, type Json, type SynthesizedStack, synthesize } from './support.js';
+import {
+  environmentOf,
+  exampleTable,
+  type Json,
+  renderJoin,
+  type SynthesizedStack,
+  synthesize,
+} from './support.js';
 
 describe('webhook Lambdas', () => {
   let s: SynthesizedStack;
@@ -101,9 +108,12 @@ describe('webhook Lambdas', () => {
   it('gives the processor the claims and business table names', () => {
     expect(processorEnv).toMatchObject({
       CLAIMS_TABLE_NAME: { Ref: s.logicalId(s.stack.webhooks.claimsTable) },
-      PAYMENTS_TABLE_NAME: { Ref: s.logicalId(s.stack.webhooks.paymentsTable) },
-      ORDERS_TABLE_NAME: { Ref: s.logicalId(s.stack.webhooks.ordersTable) },
-      RESOURCES_TABLE_NAME: { Ref: s.logicalId(s.stack.webhooks.resourcesTable) },
+    });
+    const ref = (name: string) => `<Ref:${s.logicalId(exampleTable(s, name))}>`;
+    expect(JSON.parse(renderJoin(processorEnv.BUSINESS_TABLES))).toEqual({
+      payments: ref('payments'),
+      orders: ref('orders'),
+      resources: ref('resources'),
     });
   });
 
@@ -117,9 +127,11 @@ describe('webhook Lambdas', () => {
     expect(processorEnv.MAX_RECEIVE_COUNT).toBe(String(queue.Properties.RedrivePolicy.maxReceiveCount));
   });
 
-  it('leaves LEDGER_URL and MAILER_URL unset by default', () => {
-    expect(Object.keys(processorEnv)).not.toContain('LEDGER_URL');
-    expect(Object.keys(processorEnv)).not.toContain('MAILER_URL');
+  it("declares the example's effects without URLs by default (the effects are skipped until given one)", () => {
+    expect(JSON.parse(processorEnv.EFFECTS as string)).toEqual({
+      ledger: { honoursIdempotencyKey: true },
+      mailer: { honoursIdempotencyKey: false },
+    });
   });
 
   it('names the processor service and metric namespace for Powertools', () => {

@@ -2,7 +2,15 @@
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PROVIDER_IDS } from '../../lambdas/providers/types.js';
-import { arnOf, asArray, type Json, type SynthesizedStack, statementsOfRole, synthesize } from './support.js';
+import {
+  arnOf,
+  asArray,
+  exampleTable,
+  type Json,
+  type SynthesizedStack,
+  statementsOfRole,
+  synthesize,
+} from './support.js';
 
 describe('webhook IAM', () => {
   let s: SynthesizedStack;
@@ -22,9 +30,9 @@ describe('webhook IAM', () => {
     processor = statementsOfRole(s.template, s.logicalId(w.processorFunction.role as iam.Role));
     ids = {
       claims: s.logicalId(w.claimsTable),
-      payments: s.logicalId(w.paymentsTable),
-      orders: s.logicalId(w.ordersTable),
-      resources: s.logicalId(w.resourcesTable),
+      payments: s.logicalId(exampleTable(s, 'payments')),
+      orders: s.logicalId(exampleTable(s, 'orders')),
+      resources: s.logicalId(exampleTable(s, 'resources')),
       queue: s.logicalId(w.eventQueue),
       dlq: s.logicalId(w.deadLetterQueue),
     };

@@ -37,7 +37,8 @@ describe('cdk-nag AwsSolutionsChecks', () => {
   beforeAll(() => {
     defaults = synthesize({ cfnValidation: true });
     customized = synthesize({
-      props: { alarmEmail: 'ops@example.com', ledgerUrl: 'https://ledger.example.com' },
+      props: { alarmEmail: 'ops@example.com' },
+      effectUrls: { ledger: 'https://ledger.example.com' },
     });
   });
 

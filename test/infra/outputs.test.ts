@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { PROVIDER_IDS } from '../../lambdas/providers/types.js';
 import { ProcessorMetric, ReceiverMetric } from '../../lambdas/shared/metric-names.js';
 import { providerPascal } from '../../lib/constructs/naming.js';
-import { renderJoin, type SynthesizedStack, synthesize } from './support.js';
+import { exampleTable, renderJoin, type SynthesizedStack, synthesize } from './support.js';
 
 describe('webhook stack outputs and dashboard', () => {
   let s: SynthesizedStack;
@@ -43,9 +43,9 @@ describe('webhook stack outputs and dashboard', () => {
 
   it.each([
     ['ClaimsTableName', () => s.stack.webhooks.claimsTable],
-    ['PaymentsTableName', () => s.stack.webhooks.paymentsTable],
-    ['OrdersTableName', () => s.stack.webhooks.ordersTable],
-    ['ResourcesTableName', () => s.stack.webhooks.resourcesTable],
+    ['PaymentsTableName', () => exampleTable(s, 'payments')],
+    ['OrdersTableName', () => exampleTable(s, 'orders')],
+    ['ResourcesTableName', () => exampleTable(s, 'resources')],
     ['EventQueueUrl', () => s.stack.webhooks.eventQueue],
     ['DeadLetterQueueUrl', () => s.stack.webhooks.deadLetterQueue],
     ['ArchiveBucketName', () => s.stack.webhooks.archiveBucket],

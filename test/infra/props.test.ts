@@ -80,8 +80,6 @@ describe('IdempotentWebhookReceiver with non-default props', () => {
         maxReceiveCount: 3,
         batchSize: 5,
         maxBatchingWindow: Duration.seconds(2),
-        ledgerUrl: 'https://ledger.example.com',
-        mailerUrl: 'https://mailer.example.com',
         processorEnvironment: { MY_HANDLER_SETTING: 'on' },
         logRetention: logs.RetentionDays.ONE_WEEK,
         removalPolicy: RemovalPolicy.DESTROY,
@@ -90,6 +88,7 @@ describe('IdempotentWebhookReceiver with non-default props', () => {
         alarmNamePrefix: 'shop',
         claimCheckThresholdBytes: 262_144,
       },
+      effectUrls: { ledger: 'https://ledger.example.com', mailer: 'https://mailer.example.com' },
     });
   });
 
@@ -129,10 +128,12 @@ describe('IdempotentWebhookReceiver with non-default props', () => {
     });
   });
 
-  it('sets LEDGER_URL, MAILER_URL and the extra processor environment when given', () => {
+  it('writes the effect URLs to EFFECTS, and the extra processor environment, when given', () => {
+    expect(JSON.parse(processorEnv().EFFECTS as string)).toEqual({
+      ledger: { url: 'https://ledger.example.com', honoursIdempotencyKey: true },
+      mailer: { url: 'https://mailer.example.com', honoursIdempotencyKey: false },
+    });
     expect(processorEnv()).toMatchObject({
-      LEDGER_URL: 'https://ledger.example.com',
-      MAILER_URL: 'https://mailer.example.com',
       MY_HANDLER_SETTING: 'on',
       PROCESSING_LEASE_SECONDS: '300',
     });

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { PROVIDER_IDS } from '../../lambdas/providers/types.js';
 import { SECRET_PLACEHOLDER } from '../../lambdas/shared/secrets-manager.js';
 import { CLAIMS_TABLE_SCHEMA, claimsTableDefinition } from '../../lambdas/store/schema.js';
-import { type Json, type SynthesizedStack, synthesize } from './support.js';
+import { exampleTable, type Json, type SynthesizedStack, synthesize } from './support.js';
 
 describe('webhook storage and queues', () => {
   let s: SynthesizedStack;
@@ -15,9 +15,9 @@ describe('webhook storage and queues', () => {
     const w = s.stack.webhooks;
     tables = {
       claims: s.logicalId(w.claimsTable),
-      payments: s.logicalId(w.paymentsTable),
-      orders: s.logicalId(w.ordersTable),
-      resources: s.logicalId(w.resourcesTable),
+      payments: s.logicalId(exampleTable(s, 'payments')),
+      orders: s.logicalId(exampleTable(s, 'orders')),
+      resources: s.logicalId(exampleTable(s, 'resources')),
     };
   });
 

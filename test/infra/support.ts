@@ -1,12 +1,15 @@
 /**
- * Synthesizes the example stack for assertion tests. Bundling is skipped unless asked for
+ * Synthesizes the example app's stack (examples/payments/stack.ts, what bin/app.ts deploys), or with
+ * `bare` the construct with no extension props (lib/webhook-stack.ts), for assertion tests. Bundling is skipped unless asked for
  * (`aws:cdk:bundling-stacks: []`): the template is the same, only the asset hashes differ, and the
  * bundles themselves are checked in bundle.test.ts. CDK's built-in CloudFormation validation is off
  * unless asked for too; nag.test.ts runs it once.
  */
 import { App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IConstruct } from 'constructs';
+import { PaymentsExampleStack, type PaymentsExampleStackProps } from '../../examples/payments/stack.js';
 import {
   IdempotentWebhookReceiver,
   type IdempotentWebhookReceiverProps,
@@ -15,7 +18,7 @@ import { IdempotentWebhooksStack } from '../../lib/webhook-stack.js';
 
 export interface SynthesizedStack {
   readonly app: App;
-  readonly stack: IdempotentWebhooksStack;
+  readonly stack: PaymentsExampleStack | IdempotentWebhooksStack;
   readonly template: Template;
   /** The CloudFormation logical id of a construct's (or its default child's) resource. */
   logicalId(construct: IConstruct): string;
@@ -23,6 +26,10 @@ export interface SynthesizedStack {
 
 export interface SynthesizeOptions {
   readonly props?: IdempotentWebhookReceiverProps;
+  /** The example's effect URLs (ignored with `bare`). @default none */
+  readonly effectUrls?: PaymentsExampleStackProps['effectUrls'];
+  /** The construct with its defaults and `props` only: no business tables, effects or processorEntry. @default false */
+  readonly bare?: boolean;
   /** Run esbuild. @default false */
   readonly bundle?: boolean;
   /** Run CDK's built-in CloudFormation validation (seconds of WebAssembly per synth). @default false */
@@ -34,9 +41,14 @@ export function synthesize(options: SynthesizeOptions = {}): SynthesizedStack {
     context: options.bundle ? {} : { 'aws:cdk:bundling-stacks': [] },
     builtinCloudFormationValidation: options.cfnValidation ?? false,
   });
-  const stack = new IdempotentWebhooksStack(app, 'TestWebhooks', {
-    ...(options.props ? { receiver: options.props } : {}),
-  });
+  const stack = options.bare
+    ? new IdempotentWebhooksStack(app, 'TestWebhooks', {
+        ...(options.props ? { receiver: options.props } : {}),
+      })
+    : new PaymentsExampleStack(app, 'TestWebhooks', {
+        ...(options.props ? { receiver: options.props } : {}),
+        ...(options.effectUrls ? { effectUrls: options.effectUrls } : {}),
+      });
   const template = Template.fromStack(stack);
   return {
     app,
@@ -44,7 +56,8 @@ export function synthesize(options: SynthesizeOptions = {}): SynthesizedStack {
     template,
     logicalId: (construct) => {
       const element = (construct.node.defaultChild ?? construct) as CfnElement;
-      return Stack.of(construct).getLogicalId(element);
+      // Resolved, so an overridden id (the example's tables keep their pre-0.2 ids) is the one seen.
+      return Stack.of(construct).resolve(element.logicalId) as string;
     },
   };
 }
@@ -90,4 +103,11 @@ export function buildReceiver(props: IdempotentWebhookReceiverProps): Idempotent
     'Webhooks',
     props,
   );
+}
+
+/** One of the example's business tables (`payments`, `orders`, `resources`). */
+export function exampleTable(s: SynthesizedStack, name: string): ITable {
+  const table = s.stack.webhooks.businessTables[name];
+  if (!table) throw new Error(`the synthesized stack has no business table ${name}`);
+  return table;
 }

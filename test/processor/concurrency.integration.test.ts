@@ -6,7 +6,7 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import { paymentRowKey } from '../../lambdas/processor/appliers/stripe.js';
+import { paymentRowKey } from '../../examples/payments/appliers/stripe.js';
 import { ClaimStatus } from '../../lambdas/store/claim.js';
 import { queueDepth, SqsPoller } from '../../local/sqs-poller.js';
 import { peekMessageBody } from '../helpers/aws.js';

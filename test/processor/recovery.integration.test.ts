@@ -9,10 +9,10 @@ import { DeleteMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import { paymentRowKey } from '../../lambdas/processor/appliers/stripe.js';
+import { paymentRowKey } from '../../examples/payments/appliers/stripe.js';
 import { processMessage } from '../../lambdas/processor/core.js';
-import type { ProcessorHandler } from '../../lambdas/processor/handler.js';
-import { createProcessorHandler, initFailureRecorder } from '../../lambdas/processor/handler.js';
+import type { ProcessorHandler } from '../../lambdas/processor/runtime.js';
+import { createProcessorHandler, initFailureRecorder } from '../../lambdas/processor/runtime.js';
 import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../../lambdas/shared/claim-retention.js';
 import { ClaimStatus } from '../../lambdas/store/claim.js';
 import { toSqsRecord } from '../../local/sqs-poller.js';
@@ -128,11 +128,15 @@ describe('processor: a redrive after the claim TTL finishes the event', () => {
   it('runs every planned effect again when each adapter honours Idempotency-Key', async () => {
     const { key, message } = await paymentStuckInDlq('pi_redrive_idempotent');
     await h.receiver.doc.send(new DeleteCommand({ TableName: h.receiver.tableName, Key: { pk: key } }));
-    const mailer = h.processorDeps.mailer;
+    const mailer = h.processorDeps.effects?.mailer;
     if (!mailer) throw new Error('the harness has a mailer');
-    const idempotentMailer = { honoursIdempotencyKey: true, send: mailer.send.bind(mailer) };
+    const idempotentMailer = { honoursIdempotencyKey: true, call: mailer.call.bind(mailer) };
 
-    await processMessage(message, 1, { ...h.processorDeps, mailer: idempotentMailer, log });
+    await processMessage(message, 1, {
+      ...h.processorDeps,
+      effects: { ...h.processorDeps.effects, mailer: idempotentMailer },
+      log,
+    });
     expect(ledgerCalls()).toHaveLength(1);
     expect(receipts()).toHaveLength(1);
     const claim = await h.receiver.claim(key);

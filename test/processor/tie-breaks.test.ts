@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { asaasPaymentRank } from '../../lambdas/processor/appliers/asaas.js';
-import { pushRank } from '../../lambdas/processor/appliers/github.js';
-import { shopifyOrderRank } from '../../lambdas/processor/appliers/shopify.js';
-import { refundRank } from '../../lambdas/processor/appliers/stripe.js';
-import { amountRank, composeRank, progressionRank } from '../../lambdas/processor/appliers/tie-break.js';
+import { asaasPaymentRank } from '../../examples/payments/appliers/asaas.js';
+import { pushRank } from '../../examples/payments/appliers/github.js';
+import { shopifyOrderRank } from '../../examples/payments/appliers/shopify.js';
+import { refundRank } from '../../examples/payments/appliers/stripe.js';
+import { amountRank, composeRank, progressionRank } from '../../lambdas/processor/sdk/tie-break.js';
 
 describe('composeRank: lexicographic, one plain number', () => {
   it('lets the first part decide and the next break its ties', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EXAMPLE_APPLIERS } from '../../lambdas/processor/appliers/index.js';
+import { EXAMPLE_APPLIERS } from '../../examples/payments/appliers/index.js';
 import {
   PoisonMessageError,
   parseEventMessage,
@@ -88,28 +88,52 @@ describe('handler registry', () => {
 describe('processor settings', () => {
   const env = {
     CLAIMS_TABLE_NAME: 'c',
-    PAYMENTS_TABLE_NAME: 'p',
-    ORDERS_TABLE_NAME: 'o',
-    RESOURCES_TABLE_NAME: 'r',
+    BUSINESS_TABLES: '{"payments":"p","order-lines":"o"}',
   };
 
-  it('applies the documented defaults and reads optional effect URLs', () => {
+  it('applies the documented defaults and reads the business tables and effect adapters', () => {
     expect(loadProcessorSettings(env)).toMatchObject({
       leaseSeconds: 120,
       maxReceiveCount: 5,
-      ledgerUrl: undefined,
+      tableNames: { payments: 'p', 'order-lines': 'o' },
+      effects: {},
     });
-    expect(loadProcessorSettings({ ...env, LEDGER_URL: 'http://127.0.0.1:9/ledger' }).ledgerUrl).toBe(
-      'http://127.0.0.1:9/ledger',
-    );
+    expect(loadProcessorSettings({ CLAIMS_TABLE_NAME: 'c' }).tableNames).toEqual({});
+    expect(
+      loadProcessorSettings({
+        ...env,
+        EFFECTS: '{"ledger":{"url":"http://127.0.0.1:9/ledger","honoursIdempotencyKey":true},"mailer":{}}',
+      }).effects,
+    ).toEqual({
+      ledger: { url: 'http://127.0.0.1:9/ledger', honoursIdempotencyKey: true },
+      mailer: { url: undefined, honoursIdempotencyKey: false },
+    });
   });
 
   it('names the variable that is missing or wrong', () => {
-    expect(() => loadProcessorSettings({ ...env, ORDERS_TABLE_NAME: '' })).toThrow(
-      /ORDERS_TABLE_NAME is required/,
+    expect(() => loadProcessorSettings({ ...env, CLAIMS_TABLE_NAME: '' })).toThrow(
+      /CLAIMS_TABLE_NAME is required/,
     );
-    expect(() => loadProcessorSettings({ ...env, MAILER_URL: 'not a url' })).toThrow(
-      /MAILER_URL must be a URL/,
+    expect(() => loadProcessorSettings({ ...env, BUSINESS_TABLES: '["p"]' })).toThrow(
+      /BUSINESS_TABLES must be a JSON object/,
+    );
+    expect(() => loadProcessorSettings({ ...env, BUSINESS_TABLES: '{"claims":"x"}' })).toThrow(
+      /BUSINESS_TABLES: business table name "claims"/,
+    );
+    expect(() => loadProcessorSettings({ ...env, BUSINESS_TABLES: '{"rows:x":"x"}' })).toThrow(
+      /BUSINESS_TABLES: business table name "rows:x" must start/,
+    );
+    expect(() => loadProcessorSettings({ ...env, BUSINESS_TABLES: '{"payments":""}' })).toThrow(
+      /table "payments" needs a table name/,
+    );
+    expect(() => loadProcessorSettings({ ...env, EFFECTS: '{"mailer":{"url":"not a url"}}' })).toThrow(
+      /EFFECTS: effect "mailer": url must be a URL/,
+    );
+    expect(() =>
+      loadProcessorSettings({ ...env, EFFECTS: '{"mailer":{"honoursIdempotencyKey":"yes"}}' }),
+    ).toThrow(/honoursIdempotencyKey must be true or false/);
+    expect(() => loadProcessorSettings({ ...env, EFFECTS: '{"Mailer":{}}' })).toThrow(
+      /EFFECTS: effect adapter name "Mailer"/,
     );
   });
 });

@@ -5,7 +5,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { orderRowKey } from '../../lambdas/processor/appliers/shopify.js';
+import { orderRowKey } from '../../examples/payments/appliers/shopify.js';
 import { StaticSecretSource } from '../../lambdas/shared/secrets.js';
 import { scanAll } from '../helpers/aws.js';
 import { githubPushEvent, shopifyOrder } from '../helpers/events.js';

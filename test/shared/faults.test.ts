@@ -2,7 +2,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { faultInjector, InjectedFaultError, parseFaultPoints } from '../../lambdas/shared/faults.js';
+import {
+  effectFaultPoint,
+  faultInjector,
+  InjectedFaultError,
+  parseFaultPoints,
+} from '../../lambdas/shared/faults.js';
 
 describe('fault points', () => {
   it('ends the process at a crash point instead of throwing, as a worker dying holding its lease', () => {
@@ -61,7 +66,18 @@ describe('fault points', () => {
   });
 
   it('rejects an unknown point or a malformed entry with a message naming the valid points', () => {
-    expect(() => parseFaultPoints('processor.afterLunch')).toThrow(/processor\.afterClaim/);
+    expect(() => parseFaultPoints('receiver.afterLunch')).toThrow(/processor\.afterClaim/);
+    expect(() => parseFaultPoints('processor.beforeledger')).toThrow(/processor\.before<Effect>/);
+    expect(() => parseFaultPoints('processor.during')).toThrow(/processor\.before<Effect>Marker/);
     expect(() => parseFaultPoints('receiver.afterClaim:lots')).toThrow(/point\[@match\]\[:count\]/);
+  });
+
+  it("names each effect step's points after the effect, so any effect has them", () => {
+    expect(effectFaultPoint('before', 'ledger')).toBe('processor.beforeLedger');
+    expect(effectFaultPoint('beforeMarker', 'ledger')).toBe('processor.beforeLedgerMarker');
+    expect(effectFaultPoint('after', 'receipt')).toBe('processor.afterReceipt');
+    const inject = faultInjector('processor.beforeReceiptMarker@evt_1');
+    expect(() => inject?.(effectFaultPoint('beforeMarker', 'receipt'), 'evt_1')).toThrow(InjectedFaultError);
+    expect(() => inject?.(effectFaultPoint('beforeMarker', 'ledger'), 'evt_1')).not.toThrow();
   });
 });

@@ -12,7 +12,7 @@ import {
   initFailureRecorder,
   type ProcessorHandler,
   processorDepsFromEnvironment,
-} from '../handler.js';
+} from '../runtime.js';
 import type { ApplierRegistry } from '../types.js';
 
 export interface CreateProcessorOptions {
@@ -29,5 +29,11 @@ export function createProcessor(options: CreateProcessorOptions = {}): Processor
   });
 }
 
-export type { ProcessorHandler } from '../handler.js';
+export { shopifyResourceId } from '../../providers/shopify.js';
+export { joinKey } from '../../shared/keys.js';
+export type { ProcessorHandler } from '../runtime.js';
 export type * from '../types.js';
+export { DEFAULT_GUARD, guardAttributes, isNewer } from './order.js';
+export { id, isoSeconds, type Json, num, obj, str } from './payload.js';
+export { planRowWrite } from './plan.js';
+export { amountRank, composeRank, progressionRank, type RankPart } from './tie-break.js';

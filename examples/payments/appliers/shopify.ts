@@ -6,11 +6,16 @@
  * public app's one secret signs every shop's deliveries, so a delivery replayed under another shop
  * must neither create a row for that shop nor change the row's shop (docs/rules.md, "Tenancy").
  */
-import { shopifyResourceId } from '../../providers/shopify.js';
-import { joinKey } from '../../shared/keys.js';
-import type { Applier } from '../types.js';
-import { isoSeconds, str } from './payload.js';
-import { composeRank, progressionRank } from './tie-break.js';
+
+import type { Applier } from '../../../lambdas/processor/sdk/index.js';
+import {
+  composeRank,
+  isoSeconds,
+  joinKey,
+  progressionRank,
+  shopifyResourceId,
+  str,
+} from '../../../lambdas/processor/sdk/index.js';
 
 /**
  * Same `updated_at` second: the further-along payment state wins, then the further-along

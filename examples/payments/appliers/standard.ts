@@ -2,10 +2,9 @@
  * Standard Webhooks `invoice.*` (an example of a sender using the spec): the invoice's latest state
  * in the Resources table (`standard:<account>:invoice:<id>`), ordered by the payload's `timestamp`.
  */
-import { joinKey } from '../../shared/keys.js';
-import type { Applier } from '../types.js';
-import { id, num, obj, str } from './payload.js';
-import { planRowWrite } from './plan.js';
+
+import type { Applier } from '../../../lambdas/processor/sdk/index.js';
+import { id, joinKey, num, obj, planRowWrite, str } from '../../../lambdas/processor/sdk/index.js';
 
 const RANK: Readonly<Record<string, number>> = {
   'invoice.created': 1,

@@ -3,11 +3,18 @@
  * (`stripe:<account>:<pi id>`). On the first transition to `succeeded`: post to the ledger, then
  * send the receipt (the irreversible effect, last).
  */
-import { joinKey } from '../../shared/keys.js';
-import type { Applier, EventOrder, ProcessingEvent } from '../types.js';
-import { id, num, obj, str } from './payload.js';
-import { planRowWrite } from './plan.js';
-import { amountRank, composeRank } from './tie-break.js';
+
+import type { Applier, EventOrder, ProcessingEvent } from '../../../lambdas/processor/sdk/index.js';
+import {
+  amountRank,
+  composeRank,
+  id,
+  joinKey,
+  num,
+  obj,
+  planRowWrite,
+  str,
+} from '../../../lambdas/processor/sdk/index.js';
 
 /**
  * Tie-break for two events about one intent in the same second (Stripe's `created` has one-second
@@ -77,7 +84,7 @@ export const stripePaymentIntent: Applier = {
       adapter: 'ledger',
       async run(event, context) {
         const intent = obj(obj(event.payload.data)?.object) ?? {};
-        await context.ledger?.post(
+        await context.adapters.ledger?.call(
           {
             payment: paymentRowKey(event.account, str(intent.id) ?? ''),
             provider: 'stripe',
@@ -95,7 +102,7 @@ export const stripePaymentIntent: Applier = {
       adapter: 'mailer',
       async run(event, context) {
         const intent = obj(obj(event.payload.data)?.object) ?? {};
-        await context.mailer?.send(
+        await context.adapters.mailer?.call(
           {
             template: 'payment-receipt',
             payment: paymentRowKey(event.account, str(intent.id) ?? ''),

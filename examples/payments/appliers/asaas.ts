@@ -2,11 +2,17 @@
  * Asaas `PAYMENT_*`: one Payments row per `asaas:<account>:<payment id>`, ordered by the event's
  * `dateCreated` and, in the same second, by the payment lifecycle below.
  */
-import { joinKey } from '../../shared/keys.js';
-import type { Applier } from '../types.js';
-import { num, obj, str } from './payload.js';
-import { planRowWrite } from './plan.js';
-import { composeRank, progressionRank } from './tie-break.js';
+
+import type { Applier } from '../../../lambdas/processor/sdk/index.js';
+import {
+  composeRank,
+  joinKey,
+  num,
+  obj,
+  planRowWrite,
+  progressionRank,
+  str,
+} from '../../../lambdas/processor/sdk/index.js';
 
 export const ASAAS_PAYMENT_RANK: Readonly<Record<string, number>> = {
   PAYMENT_CREATED: 1,

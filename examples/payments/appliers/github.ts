@@ -2,10 +2,18 @@
  * GitHub `push`: the latest head commit per repository and ref, in the Resources table
  * (`github:<hook target>:ref:<repository id>:<ref>`), ordered by the repository's `pushed_at`.
  */
-import { joinKey } from '../../shared/keys.js';
-import { guardAttributes, isNewer } from '../state-store.js';
-import type { Applier } from '../types.js';
-import { id, isoSeconds, num, obj, str } from './payload.js';
+
+import type { Applier } from '../../../lambdas/processor/sdk/index.js';
+import {
+  guardAttributes,
+  id,
+  isNewer,
+  isoSeconds,
+  joinKey,
+  num,
+  obj,
+  str,
+} from '../../../lambdas/processor/sdk/index.js';
 
 export function refRowKey(account: string, repositoryId: string, ref: string): string {
   return joinKey(['github', account, 'ref', repositoryId, ref]);

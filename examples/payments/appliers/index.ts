@@ -1,0 +1,44 @@
+/**
+ * The example's appliers, registered per provider and event type (exact type or `prefix*`), and the
+ * effect adapters they call. Events with no applier are acknowledged and their claim completed as
+ * `unhandled`.
+ */
+import type { ApplierRegistry } from '../../../lambdas/processor/sdk/index.js';
+import { asaasPayment } from './asaas.js';
+import { githubPush } from './github.js';
+import { shopifyOrder } from './shopify.js';
+import { standardInvoice } from './standard.js';
+import { stripeChargeRefunded, stripePaymentIntent } from './stripe.js';
+
+export const EXAMPLE_APPLIERS: ApplierRegistry = {
+  stripe: {
+    'payment_intent.*': stripePaymentIntent,
+    'charge.refunded': stripeChargeRefunded,
+  },
+  shopify: {
+    'orders/create': shopifyOrder,
+    'orders/updated': shopifyOrder,
+  },
+  github: {
+    push: githubPush,
+  },
+  asaas: {
+    'PAYMENT_*': asaasPayment,
+  },
+  standard: {
+    'invoice.*': standardInvoice,
+  },
+};
+
+/**
+ * The effect adapters the example's appliers call: a ledger that honours `Idempotency-Key` (a repeat
+ * returns the first posting) and a mailer that does not (a repeat is a second email). Locally both
+ * are the effects sink (`LocalEffectsUrl`); deployed, give each a `url`.
+ */
+export const EXAMPLE_EFFECTS = {
+  ledger: { honoursIdempotencyKey: true },
+  mailer: { honoursIdempotencyKey: false },
+} as const;
+
+/** The example's business tables, by the names its appliers use. */
+export const EXAMPLE_TABLES = ['payments', 'orders', 'resources'] as const;

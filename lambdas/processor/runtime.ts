@@ -1,0 +1,244 @@
+/**
+ * The processor Lambda's runtime (its entry is ./handler.ts, or your module through `createProcessor`
+ * in ./sdk): SQS event source with ReportBatchItemFailures. Powertools' BatchProcessor
+ * runs each record through the core and reports only the failed ones, so one failed record never
+ * makes the rest of the batch run again. Logs one line per record, EMF metrics per provider.
+ */
+
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import middy from '@middy/core';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { isProviderId } from '../providers/types.js';
+import { retainUntil } from '../shared/claim-retention.js';
+import { faultInjector } from '../shared/faults.js';
+import {
+  METRIC_NAMESPACE,
+  PROCESSOR_SERVICE,
+  PROVIDER_DIMENSION,
+  ProcessorMetric,
+} from '../shared/metric-names.js';
+import { S3PayloadArchive } from '../store/payload-archive.js';
+import { ProcessingClaims } from '../store/processing-claims.js';
+import {
+  ClaimBusyError,
+  PoisonMessageError,
+  type ProcessorDeps,
+  parseEventMessage,
+  processMessage,
+} from './core.js';
+import { HttpEffect } from './effects.js';
+import { loadProcessorSettings, PROCESSOR_DEFAULTS, type ProcessorSettings } from './settings.js';
+import { StateStore } from './state-store.js';
+import type { ApplierRegistry, EffectAdapter } from './types.js';
+
+/**
+ * Called for each record when the processor cannot initialise (a bad setting, say): on the attempt
+ * SQS will not redeliver, it marks the record's claim FAILED, so the claim does not stay ENQUEUED
+ * while its only message sits in the DLQ. Resolves whether it marked the claim.
+ */
+export type InitFailureRecorder = (body: string, receiveCount: number, error: unknown) => Promise<boolean>;
+
+export interface ProcessorHandlerOptions {
+  readonly deps: () => Omit<ProcessorDeps, 'log'>;
+  /** @default none: an initialisation failure leaves the claims as they are */
+  readonly onInitFailure?: InitFailureRecorder;
+  readonly logger?: Logger;
+  readonly metrics?: Metrics;
+}
+
+type MetricUnitValue = Parameters<Metrics['addMetric']>[1];
+
+export type ProcessorHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+
+export function createProcessorHandler(options: ProcessorHandlerOptions): ProcessorHandler {
+  const logger = options.logger ?? new Logger({ serviceName: PROCESSOR_SERVICE });
+  const metrics =
+    options.metrics ?? new Metrics({ namespace: METRIC_NAMESPACE, serviceName: PROCESSOR_SERVICE });
+  let deps: ProcessorDeps | undefined;
+  // One EMF document per metric: records in a batch belong to different providers, and a single
+  // metric is flushed (dimensions included) by its first addMetric.
+  const emit = (
+    name: string,
+    provider: string,
+    value = 1,
+    unit: MetricUnitValue = MetricUnit.Count,
+  ): void => {
+    const single = metrics.singleMetric();
+    single.addDimension(PROVIDER_DIMENSION, provider);
+    single.addMetric(name, unit, value);
+  };
+
+  const processRecord = async (record: SQSRecord): Promise<void> => {
+    const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? '1') || 1;
+    if (deps === undefined) {
+      try {
+        deps = { ...options.deps(), log: logger };
+      } catch (error) {
+        // Tried again on the next record and the next invocation, until the cause is fixed.
+        const marked = await (
+          options.onInitFailure?.(record.body, receiveCount, error) ?? Promise.resolve(false)
+        ).catch((markError: unknown) => {
+          logger.warn('could not mark the claim FAILED after the initialisation failure', {
+            error: String(markError),
+          });
+          return false;
+        });
+        logger.error('processor initialisation failed; the record is retried', {
+          messageId: record.messageId,
+          receiveCount,
+          claimMarkedFailed: marked,
+          error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        });
+        emit(ProcessorMetric.ProcessingFailed, providerOf(record.body));
+        throw error;
+      }
+    }
+    const started = Date.now();
+    try {
+      const result = await processMessage(record.body, receiveCount, deps);
+      const provider = isProviderId(result.event.provider) ? result.event.provider : 'unknown';
+      if (result.kind === 'already-done') {
+        emit(ProcessorMetric.AlreadyDone, provider);
+      } else {
+        emit(ProcessorMetric.Processed, provider);
+        if (result.outcome === 'stale') emit(ProcessorMetric.StaleSkipped, provider);
+        if (result.outcome === 'unhandled') emit(ProcessorMetric.Unhandled, provider);
+        const receivedAt = Date.parse(result.event.receivedAt);
+        if (!Number.isNaN(receivedAt)) {
+          emit(
+            ProcessorMetric.ProcessingLatency,
+            provider,
+            Math.max(0, Date.now() - receivedAt),
+            MetricUnit.Milliseconds,
+          );
+        }
+      }
+      logger.info('event', {
+        provider,
+        key: result.key,
+        eventId: result.event.eventId,
+        eventType: result.event.eventType,
+        result: result.kind === 'already-done' ? 'already-done' : result.outcome,
+        receiveCount,
+        messageId: record.messageId,
+        latencyMs: Date.now() - started,
+      });
+    } catch (error) {
+      const details = {
+        messageId: record.messageId,
+        receiveCount,
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        latencyMs: Date.now() - started,
+      };
+      if (error instanceof ClaimBusyError)
+        logger.info('event busy elsewhere; will retry', { ...details, key: error.key });
+      else if (error instanceof PoisonMessageError)
+        logger.error('unreadable message; it will reach the DLQ', details);
+      emit(
+        error instanceof ClaimBusyError ? ProcessorMetric.Busy : ProcessorMetric.ProcessingFailed,
+        providerOf(record.body),
+      );
+      throw error;
+    }
+  };
+
+  const handle = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+    const processor = new BatchProcessor(EventType.SQS);
+    // Always answer with batchItemFailures (even when every record failed), so the contract is one.
+    return processPartialResponse(event, processRecord, processor, {
+      context,
+      throwOnFullBatchFailure: false,
+    });
+  };
+
+  // Metrics go out per record (singleMetric: each record has its own provider), so there is no
+  // batch-level flush to add.
+  return middy(handle).use(injectLambdaContext(logger, { resetKeys: true })) as unknown as ProcessorHandler;
+}
+
+function providerOf(body: string): string {
+  try {
+    const provider = (JSON.parse(body) as { provider?: unknown }).provider;
+    return typeof provider === 'string' && isProviderId(provider) ? provider : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/**
+ * The init-failure recorder from the few variables it needs (`CLAIMS_TABLE_NAME`, and
+ * `MAX_RECEIVE_COUNT`, `CLAIM_RETENTION_SECONDS` or their defaults when they are the bad setting).
+ * Undefined without a claims table name: then there is nothing to mark.
+ */
+export function initFailureRecorder(
+  env: NodeJS.ProcessEnv = process.env,
+  client?: DynamoDBClient,
+): InitFailureRecorder | undefined {
+  const tableName = env.CLAIMS_TABLE_NAME?.trim();
+  if (!tableName) return undefined;
+  const orDefault = (name: string, fallback: number) => {
+    const value = Number(env[name]);
+    return Number.isSafeInteger(value) && value > 0 ? value : fallback;
+  };
+  const maxReceiveCount = orDefault('MAX_RECEIVE_COUNT', PROCESSOR_DEFAULTS.maxReceiveCount);
+  const retention = orDefault('CLAIM_RETENTION_SECONDS', PROCESSOR_DEFAULTS.claimRetentionSeconds);
+  let claims: ProcessingClaims | undefined;
+  return async (body, receiveCount, error) => {
+    if (receiveCount < maxReceiveCount) return false;
+    let key: string;
+    try {
+      key = parseEventMessage(body).key;
+    } catch {
+      return false; // not an event message: no claim to mark
+    }
+    claims ??= new ProcessingClaims(client ?? new DynamoDBClient({ maxAttempts: 3 }), tableName);
+    const now = Date.now();
+    const reason = `processor initialisation failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
+    return claims.failUnheld(key, reason, now, retainUntil(now, retention));
+  };
+}
+
+/**
+ * Production wiring from the environment; `appliers` is where a user plugs in their own registry
+ * (`createProcessor` in ./sdk). With none, every event is completed as `unhandled`.
+ */
+export function processorDepsFromEnvironment(
+  env: NodeJS.ProcessEnv = process.env,
+  appliers: ApplierRegistry = {},
+): Omit<ProcessorDeps, 'log'> {
+  const settings = loadProcessorSettings(env);
+  const client = new DynamoDBClient({ maxAttempts: 3 });
+  const faultPoint = faultInjector(env.FAULT_POINTS, env.FAULT_POINTS_STATE_DIR);
+  return {
+    claims: new ProcessingClaims(client, settings.claimsTableName),
+    state: new StateStore(client, settings.tableNames),
+    appliers,
+    leaseSeconds: settings.leaseSeconds,
+    maxReceiveCount: settings.maxReceiveCount,
+    claimRetentionSeconds: settings.claimRetentionSeconds,
+    effects: effectAdapters(settings.effects),
+    ...(faultPoint ? { faultPoint } : {}),
+    ...(settings.archiveBucket
+      ? {
+          archive: new S3PayloadArchive(
+            new S3Client({ maxAttempts: 3, forcePathStyle: settings.archiveForcePathStyle }),
+            settings.archiveBucket,
+          ),
+        }
+      : {}),
+  };
+}
+
+/** An HTTP adapter for each configured effect with a URL; one without a URL is not configured. */
+function effectAdapters(effects: ProcessorSettings['effects']): Record<string, EffectAdapter> {
+  const adapters: Record<string, EffectAdapter> = {};
+  for (const [name, { url, honoursIdempotencyKey }] of Object.entries(effects)) {
+    if (url !== undefined) adapters[name] = new HttpEffect({ name, url, honoursIdempotencyKey });
+  }
+  return adapters;
+}
