@@ -30,9 +30,10 @@ import {
   type SecretSource,
   secretsFor,
 } from './secrets.js';
+import { WEBHOOK_SECRET_ARNS } from './settings.js';
 
 /** The environment variable naming each provider's secret: JSON `{"stripe":"arn:aws:secretsmanager:..."}`. */
-export const SECRET_ARNS_ENV_VAR = 'WEBHOOK_SECRET_ARNS';
+export const SECRET_ARNS_ENV_VAR = WEBHOOK_SECRET_ARNS.name;
 
 /**
  * The value the stack stores in each secret at deploy time (`{"current":"REPLACE_ME"}`). It is never

@@ -280,6 +280,11 @@ export const ARCHIVE_FORCE_PATH_STYLE = flag('ARCHIVE_FORCE_PATH_STYLE');
  */
 export const claimRetention = (defaultSeconds: number) =>
   integer('CLAIM_RETENTION_SECONDS', { default: defaultSeconds });
+/**
+ * `{"stripe":"arn:aws:secretsmanager:..."}`: each provider's secret, read by ./secrets-manager.ts
+ * (which checks it when the receiver first needs a secret).
+ */
+export const WEBHOOK_SECRET_ARNS = optionalText('WEBHOOK_SECRET_ARNS');
 /** Recovery testing only (./faults.ts): checked at start-up, never set on a deployed stack. */
 export const FAULT_POINTS = optionalText('FAULT_POINTS', (spec) => {
   parseFaultPoints(spec);
