@@ -188,35 +188,50 @@ export interface IntegerOptions {
 
 /** An integer (seconds, bytes, a count): a positive one unless `min`/`max` say otherwise. */
 export function integer(name: string, options: IntegerOptions): Setting<number, number, false> {
+  const rule = integerRule(options);
+  return {
+    name,
+    schema: z.pipe(text, z._default(fromText(rule), options.default)),
+    write: String,
+    required: false,
+    rule,
+  };
+}
+
+/** An integer with no default: undefined when unset (a local override of the template's value). */
+export function optionalInteger(
+  name: string,
+  options: Omit<IntegerOptions, 'default'> = {},
+): Setting<number | undefined, number, false> {
+  const rule = integerRule(options);
+  return {
+    name,
+    schema: z.pipe(text, z.optional(fromText(rule))),
+    write: String,
+    required: false,
+    rule,
+  };
+}
+
+function integerRule(options: Omit<IntegerOptions, 'default'>): z.ZodMiniNumber<number> {
   const { min = 1, max = Number.MAX_SAFE_INTEGER } = options;
   const error =
     options.message ??
     (min === 1 && max === Number.MAX_SAFE_INTEGER
       ? 'must be a positive integer'
       : `must be an integer from ${min} to ${max}`);
-  const rule = z
-    .number({ error })
-    .check(z.int({ error }), z.minimum(min, { error }), z.maximum(max, { error }));
-  return {
-    name,
-    schema: z.pipe(
-      text,
-      z._default(
-        z.pipe(
-          z.string(),
-          z.pipe(
-            z.transform((raw: string) => Number(raw)),
-            rule,
-          ),
-        ),
-        options.default,
-      ),
-    ),
-    write: String,
-    required: false,
-    rule,
-  };
+  return z.number({ error }).check(z.int({ error }), z.minimum(min, { error }), z.maximum(max, { error }));
 }
+
+/** Text -> number (as `Number` reads it: `1e3` is 1000) -> `rule`. */
+const fromText = (rule: z.ZodMiniNumber<number>) =>
+  z.pipe(
+    z.string(),
+    z.pipe(
+      z.transform((raw: string) => Number(raw)),
+      rule,
+    ),
+  );
 
 /** A variable in seconds read as milliseconds (the unit the code computes in). */
 export function secondsAsMilliseconds(
