@@ -1,16 +1,16 @@
 /**
  * Which stack the CLI works on, and AWS clients for it. Locally: the outputs file `npm start`
- * writes (`LOCAL_OUTPUTS_FILE`, else cdk-outputs.local.json at the repository root) and the
+ * writes (`LOCAL_OUTPUTS_FILE`, else cdk-outputs.local.json in the working directory) and the
  * emulators' endpoints, with throwaway credentials. Deployed (`--stack NAME`): the same output names
  * read with CloudFormation `DescribeStacks`, the default credential chain and region, no endpoints.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { localOutputsFile as localOutputsFileOf } from '../local/settings.js';
 import { CliError, describeAwsError } from './errors.js';
 
 const LOCAL_REGION = 'us-east-1';
@@ -34,8 +34,9 @@ export interface StackContext {
   destroy(): void;
 }
 
+/** `LOCAL_OUTPUTS_FILE`, else cdk-outputs.local.json in the working directory (local/settings.ts). */
 export function localOutputsFile(env: NodeJS.ProcessEnv = process.env): string {
-  return env.LOCAL_OUTPUTS_FILE?.trim() || join(resolve(import.meta.dirname, '..'), 'cdk-outputs.local.json');
+  return localOutputsFileOf(env);
 }
 
 /** The first stack of an outputs file in the shape of `cdk deploy --outputs-file`. */

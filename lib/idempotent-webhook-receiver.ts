@@ -21,12 +21,9 @@ import { Construct } from 'constructs';
 import { adapterNameProblem, tableNameProblem } from '../lambdas/processor/extension-names.js';
 import { PROCESSOR_DEFAULTS as PROCESSOR_RUNTIME_DEFAULTS } from '../lambdas/processor/settings.js';
 import { PROVIDER_IDS, type ProviderId } from '../lambdas/providers/types.js';
-import { RECEIVER_DEFAULTS as RECEIVER_RUNTIME_DEFAULTS } from '../lambdas/receiver/settings.js';
-import {
-  CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES,
-  SQS_MAX_MESSAGE_BYTES,
-} from '../lambdas/shared/payload-limits.js';
-import { SWEEPER_DEFAULTS } from '../lambdas/sweeper/settings.js';
+import * as receiverSettings from '../lambdas/receiver/settings.js';
+import { ruleBroken, type Setting } from '../lambdas/shared/settings.js';
+import * as sweeperSettings from '../lambdas/sweeper/settings.js';
 import { ClaimSweeper } from './constructs/claim-sweeper.js';
 import { EventProcessor, type WebhookEffect } from './constructs/event-processor.js';
 import { PayloadArchive } from './constructs/payload-archive.js';
@@ -189,8 +186,9 @@ export const THROTTLING_DEFAULTS = { rateLimit: 1_000, burstLimit: 2_000 } as co
 export const RECEIVER_DEFAULTS = {
   timeout: Duration.seconds(10),
   memorySize: 512,
-  /** The receiver's own default (lambdas/receiver/settings.ts), the one home of the number. */
-  lease: Duration.seconds(RECEIVER_RUNTIME_DEFAULTS.leaseSeconds),
+  /** The receiver's own defaults (lambdas/receiver/settings.ts), the one home of the numbers. */
+  lease: Duration.seconds(receiverSettings.DEFAULTS.leaseSeconds),
+  claimCheckThresholdBytes: receiverSettings.DEFAULTS.claimCheckThresholdBytes,
 } as const;
 
 export const PROCESSOR_DEFAULTS = {
@@ -209,11 +207,12 @@ export const PROCESSOR_DEFAULTS = {
 /** The event source mapping's `ScalingConfig.MaximumConcurrency` range (AWS Lambda API, ScalingConfig). */
 export const ESM_MAX_CONCURRENCY_RANGE = { min: 2, max: 1_000 } as const;
 
+/** The sweeper's own defaults (lambdas/sweeper/settings.ts) as Durations, and the stack's own. */
 export const SWEEPER_PROP_DEFAULTS = {
   interval: Duration.minutes(5),
-  stuckEnqueuedAfter: Duration.seconds(SWEEPER_DEFAULTS.enqueuedStaleSeconds),
+  stuckEnqueuedAfter: Duration.seconds(sweeperSettings.DEFAULTS.enqueuedStaleSeconds),
   /** After the receiver lease: a provider retry usually comes first; the sweeper does not wait for one longer. */
-  receivedGrace: Duration.seconds(SWEEPER_DEFAULTS.receivedGraceSeconds),
+  receivedGrace: Duration.seconds(sweeperSettings.DEFAULTS.receivedGraceSeconds),
   /** Added to the queue's visibility timeout: a released claim's redelivery comes within it. */
   processingMargin: Duration.minutes(1),
 } as const;
@@ -308,7 +307,7 @@ export class IdempotentWebhookReceiver extends Construct {
       lease: receiverLease,
       claimRetention: processing.claimRetention,
       archiveBucket: archive.bucket,
-      claimCheckThresholdBytes: props.claimCheckThresholdBytes ?? CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES,
+      claimCheckThresholdBytes: props.claimCheckThresholdBytes ?? RECEIVER_DEFAULTS.claimCheckThresholdBytes,
       throttlingRateLimit: props.throttlingRateLimit ?? THROTTLING_DEFAULTS.rateLimit,
       throttlingBurstLimit: props.throttlingBurstLimit ?? THROTTLING_DEFAULTS.burstLimit,
       ...(props.receiverReservedConcurrency === undefined
@@ -395,6 +394,22 @@ function checkProps(values: {
   };
   const { receiverTimeout, receiverLease, processorTimeout, processingLease, maxReceiveCount, props } =
     values;
+  // Props that become a function's variable pass that variable's own rule first (its settings module).
+  checkSetting(
+    fail,
+    'receiverLease',
+    receiverSettings.SETTINGS.leaseSeconds,
+    receiverLease.toSeconds(),
+    ' s',
+  );
+  if (props.stuckEnqueuedAfter !== undefined)
+    checkSetting(
+      fail,
+      'stuckEnqueuedAfter',
+      sweeperSettings.SETTINGS.enqueuedStaleMs,
+      props.stuckEnqueuedAfter.toSeconds(),
+      ' s',
+    );
   // The lease protects a claim while its receiver may still be running: it must outlive the function.
   if (receiverLease.toSeconds() <= receiverTimeout.toSeconds()) {
     fail(
@@ -414,15 +429,20 @@ function checkProps(values: {
   const threshold = props.claimCheckThresholdBytes;
   if (
     threshold !== undefined &&
-    (!Number.isInteger(threshold) || threshold < 1_024 || threshold > SQS_MAX_MESSAGE_BYTES)
-  )
-    fail(`claimCheckThresholdBytes must be an integer from 1024 to ${SQS_MAX_MESSAGE_BYTES}`);
+    !Token.isUnresolved(threshold) &&
+    ruleBroken(receiverSettings.SETTINGS.claimCheckThresholdBytes, threshold)
+  ) {
+    const { min, max } = receiverSettings.CLAIM_CHECK_THRESHOLD_RANGE;
+    fail(`claimCheckThresholdBytes must be an integer from ${min} to ${max}`);
+  }
   const interval = props.sweepInterval;
   if (interval !== undefined) {
     const minutes = interval.toSeconds() / 60;
     if (!Number.isInteger(minutes) || minutes < 1 || minutes > 60)
       fail(`sweepInterval must be whole minutes from 1 to 60, got ${interval.toSeconds()} s`);
   }
+  // Stricter than the sweeper's own rule (a local run sweeps after seconds): deployed, a claim still
+  // queued behind a backlog would get an extra copy or a stuck report (docs/rules.md, "The sweeper").
   if (props.stuckEnqueuedAfter !== undefined && props.stuckEnqueuedAfter.toSeconds() < 15 * 60)
     fail(`stuckEnqueuedAfter must be at least 15 minutes, got ${props.stuckEnqueuedAfter.toSeconds()} s`);
   for (const [name, value] of [
@@ -450,6 +470,22 @@ function checkExtensionProps(props: IdempotentWebhookReceiverProps): void {
       );
     }
   }
+}
+
+/**
+ * A prop that becomes a function's variable, checked with the variable's rule (`must be a positive
+ * integer`) at synth time. A token's value is unknown until deploy: skipped.
+ */
+function checkSetting(
+  fail: (message: string) => never,
+  prop: string,
+  setting: Pick<Setting<number>, 'name' | 'rule'>,
+  value: number,
+  unit = '',
+): void {
+  if (Token.isUnresolved(value)) return;
+  const broken = ruleBroken(setting, value);
+  if (broken) fail(`${prop} (${value}${unit}) ${broken}: it is written to the function as ${setting.name}`);
 }
 
 /** The concurrency props: the event source mapping's range, and reserved concurrency that fits it. */

@@ -7,6 +7,7 @@
  * is enough.
  */
 import { randomUUID } from 'node:crypto';
+import { LOCAL_DEFAULTS } from './settings.js';
 import {
   type CfnTemplate,
   type IntrinsicResolver,
@@ -15,7 +16,8 @@ import {
   resourcesOfType,
 } from './template.js';
 
-export const LOCAL_SCHEDULE_DEFAULT_SECONDS = 10;
+/** LOCAL_SWEEP_INTERVAL_SECONDS's default (./settings.ts). */
+export const LOCAL_SCHEDULE_DEFAULT_SECONDS = LOCAL_DEFAULTS.sweepIntervalSeconds;
 
 export interface ScheduledTarget {
   /** The rule's logical id. */

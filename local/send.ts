@@ -9,11 +9,12 @@
  * exported for it; run as a script, this file behaves as `npm run send` always has.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isProviderId, PROVIDER_IDS, type ProviderId } from '../lambdas/providers/types.js';
 import { localSecrets } from './dev-secrets.js';
 import { SAMPLE_TYPES, sampleDelivery } from './samples.js';
+import { localOutputsFile } from './settings.js';
 
 /** The usage text; `command` is how the caller invokes it (`npm run send --`, `webhooks send`). */
 export function sendUsage(command = 'npm run send --', extraOptions = ''): string {
@@ -116,7 +117,7 @@ function bytesFor(provider: string, type: string | undefined, raw: string): numb
 
 /** The local stack's outputs (`LOCAL_OUTPUTS_FILE`, else cdk-outputs.local.json), if it is running. */
 export function readLocalOutputs(env: NodeJS.ProcessEnv = process.env): Record<string, string> | undefined {
-  const file = env.LOCAL_OUTPUTS_FILE ?? join(resolve(import.meta.dirname, '..'), 'cdk-outputs.local.json');
+  const file = localOutputsFile(env);
   if (!existsSync(file)) return undefined;
   const all = JSON.parse(readFileSync(file, 'utf8')) as Record<string, Record<string, string>>;
   return Object.values(all)[0];

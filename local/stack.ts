@@ -16,8 +16,17 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import * as processorSettings from '../lambdas/processor/settings.js';
 import { PROVIDER_IDS } from '../lambdas/providers/types.js';
+import * as receiverSettings from '../lambdas/receiver/settings.js';
 import { accountSecretsEnvVar, SECRET_ENV_VARS } from '../lambdas/shared/secrets.js';
+import {
+  ARCHIVE_BUCKET,
+  ARCHIVE_FORCE_PATH_STYLE,
+  FAULT_POINTS,
+  FAULT_POINTS_STATE_DIR,
+} from '../lambdas/shared/settings.js';
+import * as sweeperSettings from '../lambdas/sweeper/settings.js';
 import { localSecrets } from './dev-secrets.js';
 import { type EffectsSink, startEffectsSink } from './effects-sink.js';
 import {
@@ -29,7 +38,8 @@ import {
 } from './emulators.js';
 import { type HttpRoute, startHttpApi } from './http-api.js';
 import { LocalFunction } from './local-function.js';
-import { LOCAL_SCHEDULE_DEFAULT_SECONDS, scheduledTargets, startSchedules } from './schedules.js';
+import { scheduledTargets, startSchedules } from './schedules.js';
+import { LOCAL_DEFAULTS, loadLocalStackKnobs } from './settings.js';
 import { concurrentBatches, SqsPoller } from './sqs-poller.js';
 import {
   assetDirectory,
@@ -64,25 +74,17 @@ export interface RunningLocalStack {
 }
 
 /** Concurrent batches per event source mapping locally, at most (LOCAL_MAX_CONCURRENT_BATCHES). */
-export const LOCAL_CONCURRENT_BATCHES_CAP = 10;
-
-/** Local-only knobs, read from the environment (docs: README "Run it locally"). */
-function knob(env: NodeJS.ProcessEnv, name: string): number | undefined {
-  const raw = env[name]?.trim();
-  if (!raw) return undefined;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value <= 0)
-    throw new Error(`${name} must be a positive integer, got ${raw}`);
-  return value;
-}
+export const LOCAL_CONCURRENT_BATCHES_CAP = LOCAL_DEFAULTS.maxConcurrentBatches;
 
 export async function startLocalStack(options: LocalStackOptions): Promise<RunningLocalStack> {
   const env = options.env ?? process.env;
   const log = options.log ?? ((line: string) => console.log(line));
   const { stackName, template, outdir } = readSynthesizedStack(options.outdir, options.stackName);
-  const visibilityOverride = knob(env, 'LOCAL_VISIBILITY_TIMEOUT_SECONDS');
-  const leaseOverride = knob(env, 'CLAIM_LEASE_SECONDS');
-  const maxReceiveOverride = knob(env, 'MAX_RECEIVE_COUNT');
+  // Local-only knobs (README, "Run it locally"), checked before anything starts.
+  const knobs = loadLocalStackKnobs(env);
+  const visibilityOverride = knobs.visibilityTimeoutSeconds;
+  const leaseOverride = knobs.claimLeaseSeconds;
+  const maxReceiveOverride = knobs.maxReceiveCount;
 
   const stoppers: Array<() => Promise<void>> = [];
   const stopAll = async () => {
@@ -138,7 +140,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
 
     // A function fed by event source mappings gets an execution environment per concurrent batch,
     // up to a local cap: the deployed default (100) would be 100 node processes on a laptop.
-    const batchCap = knob(env, 'LOCAL_MAX_CONCURRENT_BATCHES') ?? LOCAL_CONCURRENT_BATCHES_CAP;
+    const batchCap = knobs.maxConcurrentBatches;
     const localBatches = (properties: Readonly<Record<string, unknown>>) =>
       Math.min(concurrentBatches(properties), batchCap);
     const batchesByFunction = new Map<string, number>();
@@ -234,7 +236,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
           [...resources.entries()].find(([id, r]) => functions.has(id) && r.attributes?.Arn === arn)?.[0],
       ),
       (id, event) => functions.get(id)?.invoke(event) ?? Promise.resolve(undefined),
-      { periodSeconds: knob(env, 'LOCAL_SWEEP_INTERVAL_SECONDS') ?? LOCAL_SCHEDULE_DEFAULT_SECONDS, log },
+      { periodSeconds: knobs.sweepIntervalSeconds, log },
     );
     stoppers.push(stopSchedules);
 
@@ -416,10 +418,10 @@ interface LocalEnvironmentContext {
 
 /** Sweeper settings a local run may override from its environment. */
 const SWEEPER_OVERRIDES = [
-  'SWEEP_RECEIVED_GRACE_SECONDS',
-  'SWEEP_PROCESSING_GRACE_SECONDS',
-  'SWEEP_ENQUEUED_STALE_SECONDS',
-  'SWEEP_MAX_REQUEUES',
+  sweeperSettings.ENV.receivedGraceMs,
+  sweeperSettings.ENV.processingGraceMs,
+  sweeperSettings.ENV.enqueuedStaleMs,
+  sweeperSettings.ENV.maxRequeues,
 ] as const;
 
 function localEffects(json: string, sink: EffectsSink): string {
@@ -440,8 +442,8 @@ export function localEnvironment(
 ): Record<string, string> {
   const result: Record<string, string> = { ...variables };
   // Secrets come from environment variables locally (Secrets Manager is not emulated).
-  if ('WEBHOOK_SECRET_ARNS' in result) {
-    delete result.WEBHOOK_SECRET_ARNS;
+  if (receiverSettings.ENV.secretArnsJson in result) {
+    delete result[receiverSettings.ENV.secretArnsJson];
     for (const provider of PROVIDER_IDS) {
       result[SECRET_ENV_VARS[provider]] = localSecrets(provider, env).join(',');
       // Per-account secrets (docs/rules.md, "Tenancy") pass through as given.
@@ -451,22 +453,27 @@ export function localEnvironment(
   }
   // The processor's effect adapters: those without a URL call the effects sink (`POST /<name>`),
   // which answers a repeated Idempotency-Key with the first result for the adapters that declare so.
-  if (result.EFFECTS !== undefined) result.EFFECTS = localEffects(result.EFFECTS, context.sink);
+  const effects = processorSettings.ENV.effects;
+  if (result[effects] !== undefined) result[effects] = localEffects(result[effects], context.sink);
   if (context.leaseOverride !== undefined) {
-    if ('RECEIVER_LEASE_SECONDS' in result) result.RECEIVER_LEASE_SECONDS = String(context.leaseOverride);
-    if ('PROCESSING_LEASE_SECONDS' in result) result.PROCESSING_LEASE_SECONDS = String(context.leaseOverride);
+    const receiverLease = receiverSettings.ENV.leaseSeconds;
+    if (receiverLease in result) result[receiverLease] = String(context.leaseOverride);
+    const processingLease = processorSettings.ENV.leaseSeconds;
+    if (processingLease in result) result[processingLease] = String(context.leaseOverride);
   }
-  if (context.maxReceiveOverride !== undefined && 'MAX_RECEIVE_COUNT' in result) {
-    result.MAX_RECEIVE_COUNT = String(context.maxReceiveOverride);
+  const maxReceiveCount = processorSettings.ENV.maxReceiveCount;
+  if (context.maxReceiveOverride !== undefined && maxReceiveCount in result) {
+    result[maxReceiveCount] = String(context.maxReceiveOverride);
   }
   // The sweeper's graces, shortened for a local run or a test (docs/rules.md, "The sweeper").
   for (const name of SWEEPER_OVERRIDES) {
     if (name in result && env[name]?.trim()) result[name] = String(env[name]).trim();
   }
-  if (env.FAULT_POINTS) {
-    result.FAULT_POINTS = env.FAULT_POINTS;
+  const faultPoints = env[FAULT_POINTS.name];
+  if (faultPoints) {
+    result[FAULT_POINTS.name] = faultPoints;
     // Shared across the function's processes, so a count of 1 fires once for the whole stack.
-    result.FAULT_POINTS_STATE_DIR = context.faultStateDirectory;
+    result[FAULT_POINTS_STATE_DIR.name] = context.faultStateDirectory;
   }
   return {
     ...result,
@@ -478,7 +485,7 @@ export function localEnvironment(
     AWS_ENDPOINT_URL_SQS: context.sqsEndpoint,
     AWS_ENDPOINT_URL_S3: context.s3Endpoint,
     // s3rver serves path-style URLs only.
-    ...('ARCHIVE_BUCKET_NAME' in result ? { ARCHIVE_FORCE_PATH_STYLE: 'true' } : {}),
+    ...(ARCHIVE_BUCKET.name in result ? { [ARCHIVE_FORCE_PATH_STYLE.name]: 'true' } : {}),
     AWS_LAMBDA_FUNCTION_NAME: context.functionName,
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   };

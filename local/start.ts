@@ -2,12 +2,13 @@
  * `npm start`: synthesizes the CDK app, then runs the synthesized stack on this machine (see
  * ./stack.ts) until Ctrl-C or SIGTERM.
  *
- *   npm start                 in memory, port 3000 (PORT to change)
+ *   npm start                 in memory, port 3000 (PORT to change; the variables: ./settings.ts)
  *   npm start -- --persist    keep DynamoDB data in .local-data/ between runs
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { loadLocalStartSettings } from './settings.js';
 import { handleShutdown } from './shutdown.js';
 import { startLocalStack } from './stack.js';
 
@@ -32,13 +33,9 @@ function synthesize(outdir: string): void {
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const persist = args.includes('--persist');
-  const port = Number(process.env.PORT ?? 3000);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new Error(`PORT must be a port number, got ${process.env.PORT}`);
-  const outdir = process.env.LOCAL_CDK_OUT ?? join(root, 'cdk.out');
-  const outputsFile = process.env.LOCAL_OUTPUTS_FILE ?? join(root, 'cdk-outputs.local.json');
+  const { port, cdkOut: outdir, outputsFile, skipSynth } = loadLocalStartSettings();
   rmSync(outputsFile, { force: true });
-  if (process.env.LOCAL_SKIP_SYNTH !== '1') synthesize(outdir);
+  if (!skipSynth) synthesize(outdir);
 
   let dataDirectory: string | undefined;
   if (persist) {

@@ -32,7 +32,7 @@ import {
   processMessage,
 } from './core.js';
 import { HttpEffect } from './effects.js';
-import { loadProcessorSettings, PROCESSOR_DEFAULTS, type ProcessorSettings } from './settings.js';
+import { DEFAULTS, ENV, loadProcessorSettings, type ProcessorSettings } from './settings.js';
 import { StateStore } from './state-store.js';
 import type { ApplierRegistry, EffectAdapter } from './types.js';
 
@@ -179,14 +179,15 @@ export function initFailureRecorder(
   env: NodeJS.ProcessEnv = process.env,
   client?: DynamoDBClient,
 ): InitFailureRecorder | undefined {
-  const tableName = env.CLAIMS_TABLE_NAME?.trim();
+  // Read leniently on purpose: the settings failed to load, and a bad value here must not stop the mark.
+  const tableName = env[ENV.claimsTableName]?.trim();
   if (!tableName) return undefined;
   const orDefault = (name: string, fallback: number) => {
     const value = Number(env[name]);
     return Number.isSafeInteger(value) && value > 0 ? value : fallback;
   };
-  const maxReceiveCount = orDefault('MAX_RECEIVE_COUNT', PROCESSOR_DEFAULTS.maxReceiveCount);
-  const retention = orDefault('CLAIM_RETENTION_SECONDS', PROCESSOR_DEFAULTS.claimRetentionSeconds);
+  const maxReceiveCount = orDefault(ENV.maxReceiveCount, DEFAULTS.maxReceiveCount);
+  const retention = orDefault(ENV.claimRetentionSeconds, DEFAULTS.claimRetentionSeconds);
   let claims: ProcessingClaims | undefined;
   return async (body, receiveCount, error) => {
     if (receiveCount < maxReceiveCount) return false;
@@ -213,7 +214,7 @@ export function processorDepsFromEnvironment(
 ): Omit<ProcessorDeps, 'log'> {
   const settings = loadProcessorSettings(env);
   const client = new DynamoDBClient({ maxAttempts: 3 });
-  const faultPoint = faultInjector(env.FAULT_POINTS, env.FAULT_POINTS_STATE_DIR);
+  const faultPoint = faultInjector(settings.faultPoints, settings.faultPointsStateDirectory);
   return {
     claims: new ProcessingClaims(client, settings.claimsTableName),
     state: new StateStore(client, settings.tableNames),

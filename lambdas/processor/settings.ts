@@ -1,6 +1,24 @@
-/** The processor's settings, read once per cold start and validated up front. */
+/**
+ * The processor's settings, read once per cold start and validated up front. The one list of its
+ * variables (lambdas/shared/settings.ts): the runtime loads them, the event-processor construct
+ * writes them with `toEnvironment`, the stack checks its props against their rules and the local
+ * runner overrides them by `ENV` name.
+ */
 import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../shared/claim-retention.js';
-import { ConfigError, type Env, positiveInteger, required } from '../shared/config.js';
+import {
+  ARCHIVE_BUCKET,
+  ARCHIVE_FORCE_PATH_STYLE,
+  CLAIMS_TABLE,
+  ConfigError,
+  claimRetention,
+  defineSettings,
+  type Env,
+  FAULT_POINTS,
+  FAULT_POINTS_STATE_DIR,
+  integer,
+  parsed,
+  type SettingsOf,
+} from '../shared/settings.js';
 import { adapterNameProblem, tableNameProblem } from './extension-names.js';
 import type { EffectAdapterName, TableRef } from './types.js';
 
@@ -12,53 +30,41 @@ export interface EffectSettings {
   readonly honoursIdempotencyKey: boolean;
 }
 
-export interface ProcessorSettings {
-  readonly claimsTableName: string;
-  /** Business table names by the name appliers use (`BUSINESS_TABLES`, JSON). */
-  readonly tableNames: Readonly<Record<TableRef, string>>;
-  /** Processing lease; must exceed the slowest handler (and the function's timeout). */
-  readonly leaseSeconds: number;
-  /** The queue's redrive `maxReceiveCount`: the attempt that reaches it marks the claim FAILED. */
-  readonly maxReceiveCount: number;
-  /** Effect adapters by name (`EFFECTS`, JSON). */
-  readonly effects: Readonly<Record<EffectAdapterName, EffectSettings>>;
-  /**
-   * Claims are kept at least this long after each processing attempt and each failure: the DLQ's
-   * retention plus a redrive margin, so a redrive always finds the claim with its step markers.
-   */
-  readonly claimRetentionSeconds: number;
-  /** The payload archive bucket; archiving is off when unset. */
-  readonly archiveBucket: string | undefined;
-  /** Path-style S3 addressing, for S3-compatible local servers. */
-  readonly archiveForcePathStyle: boolean;
-}
-
-export const PROCESSOR_DEFAULTS = {
+/** Plain seconds and counts: the construct's `Duration` defaults derive from these. */
+export const DEFAULTS = {
+  /** Must exceed the slowest applier (and the function's timeout). */
   leaseSeconds: 120,
   maxReceiveCount: 5,
   claimRetentionSeconds: CLAIM_RETENTION_DEFAULT_SECONDS,
 } as const;
 
-/** A JSON object from the environment, or `{}` when the variable is unset. */
-function jsonObject(env: Env, name: string): Record<string, unknown> {
-  const raw = env[name]?.trim();
-  if (!raw) return {};
+/** @deprecated the same object as {@link DEFAULTS}, under its former name. */
+export const PROCESSOR_DEFAULTS = DEFAULTS;
+
+/** The queue's redrive policy takes 1 to 1000 receives. */
+export const MAX_RECEIVE_COUNT_LIMIT = 1_000;
+
+/** A JSON object from a variable, or `{}` when it is unset. */
+function jsonObject(name: string, raw: string | undefined): Record<string, unknown> {
+  if (!raw?.trim()) return {};
   let value: unknown;
   try {
     value = JSON.parse(raw);
   } catch {
-    throw new ConfigError(`environment variable ${name} must be a JSON object, got ${JSON.stringify(raw)}`);
+    value = undefined;
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ConfigError(`environment variable ${name} must be a JSON object, got ${JSON.stringify(raw)}`);
+    throw new ConfigError(
+      `environment variable ${name} must be a JSON object, got ${JSON.stringify(raw.trim())}`,
+    );
   }
   return value as Record<string, unknown>;
 }
 
 /** `BUSINESS_TABLES`: `{"<name>": "<table name>"}`. */
-function businessTables(env: Env): Record<TableRef, string> {
+function parseBusinessTables(raw: string | undefined): Record<TableRef, string> {
   const tables: Record<TableRef, string> = {};
-  for (const [name, tableName] of Object.entries(jsonObject(env, 'BUSINESS_TABLES'))) {
+  for (const [name, tableName] of Object.entries(jsonObject('BUSINESS_TABLES', raw))) {
     const problem = tableNameProblem(name);
     if (problem) throw new ConfigError(`environment variable BUSINESS_TABLES: ${problem}`);
     if (typeof tableName !== 'string' || !tableName.trim()) {
@@ -72,9 +78,9 @@ function businessTables(env: Env): Record<TableRef, string> {
 }
 
 /** `EFFECTS`: `{"<name>": {"url": "https://...", "honoursIdempotencyKey": true}}`. */
-function effectSettings(env: Env): Record<EffectAdapterName, EffectSettings> {
+function parseEffects(raw: string | undefined): Record<EffectAdapterName, EffectSettings> {
   const effects: Record<EffectAdapterName, EffectSettings> = {};
-  for (const [name, value] of Object.entries(jsonObject(env, 'EFFECTS'))) {
+  for (const [name, value] of Object.entries(jsonObject('EFFECTS', raw))) {
     const problem = adapterNameProblem(name);
     if (problem) throw new ConfigError(`environment variable EFFECTS: ${problem}`);
     const where = `environment variable EFFECTS: effect ${JSON.stringify(name)}`;
@@ -98,19 +104,57 @@ function effectSettings(env: Env): Record<EffectAdapterName, EffectSettings> {
   return effects;
 }
 
+/**
+ * The JSON the construct writes for `BUSINESS_TABLES` / `EFFECTS`: a string, usually with deploy-time
+ * tokens in it (`Stack.toJsonString`), so it is written as given.
+ */
+const asWritten = (json: string): string => json;
+
+const PROCESSOR = defineSettings({
+  claimsTableName: CLAIMS_TABLE,
+  /** Business table names by the name appliers use. */
+  tableNames: parsed<Readonly<Record<TableRef, string>>, string>(
+    'BUSINESS_TABLES',
+    parseBusinessTables,
+    asWritten,
+  ),
+  /** Effect adapters by name. */
+  effects: parsed<Readonly<Record<EffectAdapterName, EffectSettings>>, string>(
+    'EFFECTS',
+    parseEffects,
+    asWritten,
+  ),
+  /** Processing lease; must exceed the slowest applier (and the function's timeout). */
+  leaseSeconds: integer('PROCESSING_LEASE_SECONDS', { default: DEFAULTS.leaseSeconds }),
+  /** The queue's redrive `maxReceiveCount`: the attempt that reaches it marks the claim FAILED. */
+  maxReceiveCount: integer('MAX_RECEIVE_COUNT', {
+    default: DEFAULTS.maxReceiveCount,
+    max: MAX_RECEIVE_COUNT_LIMIT,
+  }),
+  /**
+   * Claims are kept at least this long after each processing attempt and each failure: the DLQ's
+   * retention plus a redrive margin, so a redrive always finds the claim with its step markers.
+   */
+  claimRetentionSeconds: claimRetention(DEFAULTS.claimRetentionSeconds),
+  /** The payload archive bucket; archiving is off when unset. */
+  archiveBucket: ARCHIVE_BUCKET,
+  /** Path-style S3 addressing, for S3-compatible local servers. */
+  archiveForcePathStyle: ARCHIVE_FORCE_PATH_STYLE,
+  faultPoints: FAULT_POINTS,
+  faultPointsStateDirectory: FAULT_POINTS_STATE_DIR,
+});
+
+export type ProcessorSettings = SettingsOf<typeof PROCESSOR.settings>;
+/** The variables' names, by setting: `ENV.tableNames` is `BUSINESS_TABLES`. */
+export const ENV = PROCESSOR.ENV;
+/** The environment -> {@link ProcessorSettings}. */
+export const schema = PROCESSOR.schema;
+/** The processor's settings -> its environment variables (what the event-processor construct writes). */
+export const toEnvironment = PROCESSOR.toEnvironment;
+/** The rules of single settings, for the stack's synth-time checks (`ruleBroken`). */
+export const SETTINGS = PROCESSOR.settings;
+
+/** Reads and checks the processor's environment; a ConfigError names each bad variable. */
 export function loadProcessorSettings(env: Env = process.env): ProcessorSettings {
-  return {
-    claimsTableName: required(env, 'CLAIMS_TABLE_NAME'),
-    tableNames: businessTables(env),
-    leaseSeconds: positiveInteger(env, 'PROCESSING_LEASE_SECONDS', PROCESSOR_DEFAULTS.leaseSeconds),
-    maxReceiveCount: positiveInteger(env, 'MAX_RECEIVE_COUNT', PROCESSOR_DEFAULTS.maxReceiveCount),
-    effects: effectSettings(env),
-    claimRetentionSeconds: positiveInteger(
-      env,
-      'CLAIM_RETENTION_SECONDS',
-      PROCESSOR_DEFAULTS.claimRetentionSeconds,
-    ),
-    archiveBucket: env.ARCHIVE_BUCKET_NAME?.trim() || undefined,
-    archiveForcePathStyle: env.ARCHIVE_FORCE_PATH_STYLE === 'true',
-  };
+  return PROCESSOR.load(env);
 }

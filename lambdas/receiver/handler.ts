@@ -117,7 +117,7 @@ function record(result: DeliveryResult, latencyMs: number, logger: Logger, metri
 /** Builds the production dependencies from the environment (called once, on the first delivery). */
 export function depsFromEnvironment(env: NodeJS.ProcessEnv = process.env): Omit<ReceiverDeps, 'log'> {
   const settings = loadReceiverSettings(env);
-  const faultPoint = faultInjector(env.FAULT_POINTS, env.FAULT_POINTS_STATE_DIR);
+  const faultPoint = faultInjector(settings.faultPoints, settings.faultPointsStateDirectory);
   // Short timeouts and few retries: a provider's deadline is 5-10 s for the whole delivery.
   const clientConfig = {
     maxAttempts: 3,

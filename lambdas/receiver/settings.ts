@@ -1,17 +1,34 @@
 /**
  * The receiver's settings, read once per cold start from environment variables and validated up
  * front: a misconfigured receiver fails at start-up with a message naming the variable, rather than
- * answering deliveries wrongly.
+ * answering deliveries wrongly. The one list of its variables (lambdas/shared/settings.ts): the
+ * handler loads them, the ingest construct writes them with `toEnvironment`, the stack checks its
+ * props against their rules and the local runner overrides them by `ENV` name.
  */
 import { PROVIDERS } from '../providers/index.js';
 import { type KeyRule, type KeyRules, PROVIDER_IDS, type ProviderId } from '../providers/types.js';
 import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../shared/claim-retention.js';
-import { ConfigError, type Env, positiveInteger, required } from '../shared/config.js';
 import {
   CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES,
   LAMBDA_SYNC_REQUEST_LIMIT_BYTES,
   SQS_MAX_MESSAGE_BYTES,
 } from '../shared/payload-limits.js';
+import {
+  ARCHIVE_BUCKET,
+  ARCHIVE_FORCE_PATH_STYLE,
+  CLAIMS_TABLE,
+  ConfigError,
+  claimRetention,
+  defineSettings,
+  type Env,
+  EVENT_QUEUE_URL,
+  FAULT_POINTS,
+  FAULT_POINTS_STATE_DIR,
+  integer,
+  parsed,
+  type SettingsOf,
+  WEBHOOK_SECRET_ARNS,
+} from '../shared/settings.js';
 
 export { ConfigError };
 
@@ -21,34 +38,24 @@ export interface ProviderSettings {
   readonly keyRules: KeyRules;
 }
 
-export interface ReceiverSettings {
-  readonly claimsTableName: string;
-  readonly eventQueueUrl: string;
-  /** How long a receiver holds a fresh claim while it enqueues; must exceed the receiver's timeout. */
-  readonly leaseSeconds: number;
-  /** How long a duplicate waits for an in-flight first delivery to resolve before answering 503. */
-  readonly duplicateWaitMs: number;
-  readonly duplicatePollMs: number;
-  /**
-   * Largest raw body accepted. The default is Lambda's invocation limit: every body API Gateway can
-   * hand the function is accepted (docs/rules.md, "Payload size").
-   */
-  readonly maxBodyBytes: number;
-  /** Queue messages larger than this go as a claim check: the body to S3, a pointer on the queue. */
-  readonly claimCheckThresholdBytes: number;
-  /** Where claim-checked bodies go (the archive bucket); without it a message over the threshold is refused. */
-  readonly archiveBucket: string | undefined;
-  /** Local S3 servers (s3rver) need path-style URLs. */
-  readonly archiveForcePathStyle: boolean;
-  /**
-   * The least a claim lives, whatever its provider's TTL: the DLQ's retention plus a redrive margin
-   * (lambdas/shared/claim-retention.ts), so a message can never outlive its claim.
-   */
-  readonly claimRetentionSeconds: number;
-  readonly providers: Readonly<Record<ProviderId, ProviderSettings>>;
+/** A key rule as `PROVIDER_SETTINGS` takes it: the rule, or its kind alone. */
+export type KeyRuleInput = KeyRule | KeyRule['kind'];
+
+/** What `PROVIDER_SETTINGS` holds for one provider: overrides of its module's defaults. */
+export interface ProviderSettingsOverride {
+  readonly claimTtlSeconds?: number;
+  readonly toleranceSeconds?: number;
+  readonly keyRules?: {
+    readonly default?: KeyRuleInput;
+    readonly byEventType?: Readonly<Record<string, KeyRuleInput>>;
+  };
 }
 
-export const RECEIVER_DEFAULTS = {
+export type ProviderSettingsOverrides = Partial<Readonly<Record<ProviderId, ProviderSettingsOverride>>>;
+
+/** Plain seconds, milliseconds and bytes: the construct's `Duration` defaults derive from these. */
+export const DEFAULTS = {
+  /** Must exceed the receiver's timeout (10 s by default). */
   leaseSeconds: 15,
   duplicateWaitMs: 2_000,
   duplicatePollMs: 50,
@@ -57,6 +64,66 @@ export const RECEIVER_DEFAULTS = {
   claimCheckThresholdBytes: CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES,
   claimRetentionSeconds: CLAIM_RETENTION_DEFAULT_SECONDS,
 } as const;
+
+/** @deprecated the same object as {@link DEFAULTS}, under its former name. */
+export const RECEIVER_DEFAULTS = DEFAULTS;
+
+/** A claim check below 1 KiB saves nothing; SQS refuses a message over its limit. */
+export const CLAIM_CHECK_THRESHOLD_RANGE = { min: 1_024, max: SQS_MAX_MESSAGE_BYTES } as const;
+
+const RECEIVER = defineSettings({
+  claimsTableName: CLAIMS_TABLE,
+  eventQueueUrl: EVENT_QUEUE_URL,
+  /** How long a receiver holds a fresh claim while it enqueues; must exceed the receiver's timeout. */
+  leaseSeconds: integer('RECEIVER_LEASE_SECONDS', { default: DEFAULTS.leaseSeconds }),
+  /** How long a duplicate waits for an in-flight first delivery to resolve before answering 503. */
+  duplicateWaitMs: integer('DUPLICATE_WAIT_MS', { default: DEFAULTS.duplicateWaitMs }),
+  duplicatePollMs: integer('DUPLICATE_POLL_MS', { default: DEFAULTS.duplicatePollMs }),
+  /**
+   * Largest raw body accepted. The default is Lambda's invocation limit: every body API Gateway can
+   * hand the function is accepted (docs/rules.md, "Payload size").
+   */
+  maxBodyBytes: integer('MAX_BODY_BYTES', { default: DEFAULTS.maxBodyBytes }),
+  /**
+   * The least a claim lives, whatever its provider's TTL: the DLQ's retention plus a redrive margin
+   * (lambdas/shared/claim-retention.ts), so a message can never outlive its claim.
+   */
+  claimRetentionSeconds: claimRetention(DEFAULTS.claimRetentionSeconds),
+  /** Queue messages larger than this go as a claim check: the body to S3, a pointer on the queue. */
+  claimCheckThresholdBytes: integer('CLAIM_CHECK_THRESHOLD_BYTES', {
+    default: DEFAULTS.claimCheckThresholdBytes,
+    ...CLAIM_CHECK_THRESHOLD_RANGE,
+    message: `must be between ${CLAIM_CHECK_THRESHOLD_RANGE.min} and ${CLAIM_CHECK_THRESHOLD_RANGE.max} (SQS's message limit)`,
+  }),
+  /** Where claim-checked bodies go (the archive bucket); without it a message over the threshold is refused. */
+  archiveBucket: ARCHIVE_BUCKET,
+  /** Local S3 servers (s3rver) need path-style URLs. */
+  archiveForcePathStyle: ARCHIVE_FORCE_PATH_STYLE,
+  /** Each provider's claim TTL, tolerance and key rules: its module's defaults with `PROVIDER_SETTINGS` over them. */
+  providers: parsed(
+    'PROVIDER_SETTINGS',
+    (raw) => parseProviderSettings(raw),
+    (overrides: ProviderSettingsOverrides) => JSON.stringify(overrides),
+  ),
+  /**
+   * `{"stripe":"arn:aws:secretsmanager:..."}`: where each provider's signing secrets are; read by
+   * lambdas/shared/secrets-manager.ts. Unset (tests, the local stack): `WEBHOOK_SECRET_<PROVIDER>`.
+   */
+  secretArnsJson: WEBHOOK_SECRET_ARNS,
+  /** Recovery testing only (docs/rules.md): never set on a deployed stack. */
+  faultPoints: FAULT_POINTS,
+  faultPointsStateDirectory: FAULT_POINTS_STATE_DIR,
+});
+
+export type ReceiverSettings = SettingsOf<typeof RECEIVER.settings>;
+/** The variables' names, by setting: `ENV.leaseSeconds` is `RECEIVER_LEASE_SECONDS`. */
+export const ENV = RECEIVER.ENV;
+/** The environment -> {@link ReceiverSettings}. */
+export const schema = RECEIVER.schema;
+/** The receiver's settings -> its environment variables (what the ingest construct writes). */
+export const toEnvironment = RECEIVER.toEnvironment;
+/** The rules of single settings, for the stack's synth-time checks (`ruleBroken`). */
+export const SETTINGS = RECEIVER.settings;
 
 const KEY_RULE_KINDS: ReadonlySet<string> = new Set<KeyRule['kind']>([
   'event-id',
@@ -136,36 +203,10 @@ export function parseProviderSettings(json: string | undefined): Record<Provider
   return result;
 }
 
+/** Reads and checks the receiver's environment; a {@link ConfigError} names each bad variable. */
 export function loadReceiverSettings(env: Env = process.env): ReceiverSettings {
-  return {
-    claimsTableName: required(env, 'CLAIMS_TABLE_NAME'),
-    eventQueueUrl: required(env, 'EVENT_QUEUE_URL'),
-    leaseSeconds: positiveInteger(env, 'RECEIVER_LEASE_SECONDS', RECEIVER_DEFAULTS.leaseSeconds),
-    duplicateWaitMs: positiveInteger(env, 'DUPLICATE_WAIT_MS', RECEIVER_DEFAULTS.duplicateWaitMs),
-    duplicatePollMs: positiveInteger(env, 'DUPLICATE_POLL_MS', RECEIVER_DEFAULTS.duplicatePollMs),
-    maxBodyBytes: positiveInteger(env, 'MAX_BODY_BYTES', RECEIVER_DEFAULTS.maxBodyBytes),
-    claimRetentionSeconds: positiveInteger(
-      env,
-      'CLAIM_RETENTION_SECONDS',
-      RECEIVER_DEFAULTS.claimRetentionSeconds,
-    ),
-    claimCheckThresholdBytes: claimCheckThreshold(env),
-    archiveBucket: env.ARCHIVE_BUCKET_NAME?.trim() || undefined,
-    archiveForcePathStyle: env.ARCHIVE_FORCE_PATH_STYLE === 'true',
-    providers: parseProviderSettings(env.PROVIDER_SETTINGS),
-  };
+  return RECEIVER.load(env);
 }
 
-/** `CLAIM_CHECK_THRESHOLD_BYTES`: 1 KiB up to SQS's message limit. */
-function claimCheckThreshold(env: Env): number {
-  const value = positiveInteger(
-    env,
-    'CLAIM_CHECK_THRESHOLD_BYTES',
-    RECEIVER_DEFAULTS.claimCheckThresholdBytes,
-  );
-  if (value < 1_024 || value > SQS_MAX_MESSAGE_BYTES)
-    throw new ConfigError(
-      `environment variable CLAIM_CHECK_THRESHOLD_BYTES must be between 1024 and ${SQS_MAX_MESSAGE_BYTES} (SQS's message limit)`,
-    );
-  return value;
-}
+/** The same as {@link loadReceiverSettings}. */
+export const load = loadReceiverSettings;

@@ -20,7 +20,6 @@
  */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { isProviderId, type ProviderId } from '../providers/types.js';
-import { ConfigError } from './config.js';
 import {
   EMPTY_SECRET_SET,
   EnvSecretSource,
@@ -30,9 +29,10 @@ import {
   type SecretSource,
   secretsFor,
 } from './secrets.js';
+import { ConfigError, WEBHOOK_SECRET_ARNS } from './settings.js';
 
 /** The environment variable naming each provider's secret: JSON `{"stripe":"arn:aws:secretsmanager:..."}`. */
-export const SECRET_ARNS_ENV_VAR = 'WEBHOOK_SECRET_ARNS';
+export const SECRET_ARNS_ENV_VAR = WEBHOOK_SECRET_ARNS.name;
 
 /**
  * The value the stack stores in each secret at deploy time (`{"current":"REPLACE_ME"}`). It is never

@@ -3,7 +3,7 @@
  * rotation); a delivery signed with any of them is accepted.
  */
 import type { ProviderId } from '../providers/types.js';
-import { ConfigError } from './config.js';
+import { ConfigError } from './settings.js';
 
 export interface SecretSource {
   /**

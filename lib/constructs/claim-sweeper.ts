@@ -15,7 +15,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { SWEEPER_SERVICE } from '../../lambdas/shared/metric-names.js';
 import { UNFINISHED_INDEX } from '../../lambdas/store/unfinished-index.js';
-import { SWEEPER_DEFAULTS } from '../../lambdas/sweeper/settings.js';
+import * as sweeperSettings from '../../lambdas/sweeper/settings.js';
 import { grantArchiveListing, grantArchivePrefix } from './payload-archive.js';
 import { projectPath, WebhookFunction } from './webhook-function.js';
 
@@ -49,14 +49,17 @@ export class ClaimSweeper extends Construct {
       logRetention: props.logRetention,
       environment: {
         POWERTOOLS_SERVICE_NAME: SWEEPER_SERVICE,
-        CLAIMS_TABLE_NAME: props.claimsTable.tableName,
-        EVENT_QUEUE_URL: props.eventQueue.queueUrl,
-        ARCHIVE_BUCKET_NAME: props.archiveBucket.bucketName,
-        SWEEP_RECEIVED_GRACE_SECONDS: String(props.receivedGrace.toSeconds()),
-        SWEEP_PROCESSING_GRACE_SECONDS: String(props.processingGrace.toSeconds()),
-        SWEEP_ENQUEUED_STALE_SECONDS: String(props.enqueuedStaleAfter.toSeconds()),
-        SWEEP_MAX_REQUEUES: String(SWEEPER_DEFAULTS.maxRequeues),
-        SWEEP_MAX_CLAIMS_PER_RUN: String(SWEEPER_DEFAULTS.maxClaimsPerRun),
+        ...sweeperSettings.toEnvironment({
+          claimsTableName: props.claimsTable.tableName,
+          eventQueueUrl: props.eventQueue.queueUrl,
+          archiveBucket: props.archiveBucket.bucketName,
+          // toSeconds() refuses a fraction of a second: the variables hold whole seconds.
+          receivedGraceMs: props.receivedGrace.toSeconds() * 1000,
+          processingGraceMs: props.processingGrace.toSeconds() * 1000,
+          enqueuedStaleMs: props.enqueuedStaleAfter.toSeconds() * 1000,
+          maxRequeues: sweeperSettings.DEFAULTS.maxRequeues,
+          maxClaimsPerRun: sweeperSettings.DEFAULTS.maxClaimsPerRun,
+        }),
       },
     });
     sweeper.role.addToPolicy(

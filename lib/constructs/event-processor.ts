@@ -11,6 +11,7 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { toEnvironment } from '../../lambdas/processor/settings.js';
 import { DLQ_RETENTION_SECONDS, REDRIVE_MARGIN_SECONDS } from '../../lambdas/shared/claim-retention.js';
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names.js';
 import { SQS_MAX_MESSAGE_BYTES } from '../../lambdas/shared/payload-limits.js';
@@ -112,29 +113,31 @@ export class EventProcessor extends Construct {
         : { reservedConcurrentExecutions: props.reservedConcurrency }),
       logRetention: props.logRetention,
       environment: {
-        CLAIMS_TABLE_NAME: props.claimsTable.tableName,
-        // {"<name>": "<table name>"}: the names appliers use, mapped to the deployed tables.
-        BUSINESS_TABLES: Stack.of(this).toJsonString(
-          Object.fromEntries(Object.entries(props.tables).map(([name, table]) => [name, table.tableName])),
-        ),
-        // {"<name>": {"url": ..., "honoursIdempotencyKey": ...}}
-        EFFECTS: Stack.of(this).toJsonString(
-          Object.fromEntries(
-            Object.entries(props.effects).map(([name, effect]) => [
-              name,
-              {
-                ...(effect.url === undefined ? {} : { url: effect.url }),
-                honoursIdempotencyKey: effect.honoursIdempotencyKey ?? false,
-              },
-            ]),
+        ...toEnvironment({
+          claimsTableName: props.claimsTable.tableName,
+          // {"<name>": "<table name>"}: the names appliers use, mapped to the deployed tables.
+          tableNames: Stack.of(this).toJsonString(
+            Object.fromEntries(Object.entries(props.tables).map(([name, table]) => [name, table.tableName])),
           ),
-        ),
-        PROCESSING_LEASE_SECONDS: String(props.lease.toSeconds()),
-        // The processor marks a claim FAILED on the attempt SQS will not redeliver.
-        MAX_RECEIVE_COUNT: String(props.maxReceiveCount),
-        // Claims outlive the DLQ's copy of their message (lambdas/shared/claim-retention.ts).
-        CLAIM_RETENTION_SECONDS: String(this.claimRetention.toSeconds()),
-        ARCHIVE_BUCKET_NAME: props.archiveBucket.bucketName,
+          // {"<name>": {"url": ..., "honoursIdempotencyKey": ...}}
+          effects: Stack.of(this).toJsonString(
+            Object.fromEntries(
+              Object.entries(props.effects).map(([name, effect]) => [
+                name,
+                {
+                  ...(effect.url === undefined ? {} : { url: effect.url }),
+                  honoursIdempotencyKey: effect.honoursIdempotencyKey ?? false,
+                },
+              ]),
+            ),
+          ),
+          leaseSeconds: props.lease.toSeconds(),
+          // The processor marks a claim FAILED on the attempt SQS will not redeliver.
+          maxReceiveCount: props.maxReceiveCount,
+          // Claims outlive the DLQ's copy of their message (lambdas/shared/claim-retention.ts).
+          claimRetentionSeconds: this.claimRetention.toSeconds(),
+          archiveBucket: props.archiveBucket.bucketName,
+        }),
         POWERTOOLS_SERVICE_NAME: PROCESSOR_SERVICE,
         POWERTOOLS_METRICS_NAMESPACE: METRIC_NAMESPACE,
         ...props.extraEnvironment,

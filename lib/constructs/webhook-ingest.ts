@@ -20,8 +20,8 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types.js';
+import * as receiverSettings from '../../lambdas/receiver/settings.js';
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names.js';
-import { SECRET_ARNS_ENV_VAR } from '../../lambdas/shared/secrets-manager.js';
 import { RECEIVER_SERVICE } from './metrics.js';
 import { grantArchivePrefix } from './payload-archive.js';
 import { projectPath, WebhookFunction } from './webhook-function.js';
@@ -74,15 +74,18 @@ export class WebhookIngest extends Construct {
         : { reservedConcurrentExecutions: props.reservedConcurrency }),
       logRetention: props.logRetention,
       environment: {
-        CLAIMS_TABLE_NAME: props.claimsTable.tableName,
-        EVENT_QUEUE_URL: props.eventQueue.queueUrl,
-        RECEIVER_LEASE_SECONDS: String(props.lease.toSeconds()),
-        CLAIM_RETENTION_SECONDS: String(props.claimRetention.toSeconds()),
-        ARCHIVE_BUCKET_NAME: props.archiveBucket.bucketName,
-        CLAIM_CHECK_THRESHOLD_BYTES: String(props.claimCheckThresholdBytes),
-        PROVIDER_SETTINGS: props.providerSettingsJson,
-        // ARNs only: the values are read at run time (lambdas/shared/secrets-manager.ts).
-        [SECRET_ARNS_ENV_VAR]: Stack.of(this).toJsonString(secretArns),
+        ...receiverSettings.toEnvironment({
+          claimsTableName: props.claimsTable.tableName,
+          eventQueueUrl: props.eventQueue.queueUrl,
+          leaseSeconds: props.lease.toSeconds(),
+          claimRetentionSeconds: props.claimRetention.toSeconds(),
+          archiveBucket: props.archiveBucket.bucketName,
+          claimCheckThresholdBytes: props.claimCheckThresholdBytes,
+          // Checked at synth time by providerSettingsJson (./provider-settings.ts).
+          providers: JSON.parse(props.providerSettingsJson) as receiverSettings.ProviderSettingsOverrides,
+          // ARNs only: the values are read at run time (lambdas/shared/secrets-manager.ts).
+          secretArnsJson: Stack.of(this).toJsonString(secretArns),
+        }),
         POWERTOOLS_SERVICE_NAME: RECEIVER_SERVICE,
         POWERTOOLS_METRICS_NAMESPACE: METRIC_NAMESPACE,
       },

@@ -6,7 +6,7 @@ import {
   readEvent,
   resolveApplier,
 } from '../../lambdas/processor/core.js';
-import { loadProcessorSettings } from '../../lambdas/processor/settings.js';
+import { loadProcessorSettings, toEnvironment } from '../../lambdas/processor/settings.js';
 import { isNewer } from '../../lambdas/processor/state-store.js';
 import { shopifyResourceId } from '../../lambdas/providers/shopify.js';
 import type { EventMessage } from '../../lambdas/queue/event-message.js';
@@ -110,7 +110,40 @@ describe('processor settings', () => {
     });
   });
 
+  it('reads back what toEnvironment writes (the construct writes the tables and effects as JSON)', () => {
+    const written = toEnvironment({
+      claimsTableName: 'claims',
+      tableNames: '{"invoices":"inv-table"}',
+      effects: '{"erp":{"url":"https://erp.example.com/","honoursIdempotencyKey":true}}',
+      leaseSeconds: 300,
+      maxReceiveCount: 3,
+      claimRetentionSeconds: 86_400,
+      archiveBucket: 'archive',
+    });
+    expect(Object.keys(written).sort()).toEqual([
+      'ARCHIVE_BUCKET_NAME',
+      'BUSINESS_TABLES',
+      'CLAIMS_TABLE_NAME',
+      'CLAIM_RETENTION_SECONDS',
+      'EFFECTS',
+      'MAX_RECEIVE_COUNT',
+      'PROCESSING_LEASE_SECONDS',
+    ]);
+    expect(loadProcessorSettings(written)).toMatchObject({
+      claimsTableName: 'claims',
+      tableNames: { invoices: 'inv-table' },
+      effects: { erp: { url: 'https://erp.example.com/', honoursIdempotencyKey: true } },
+      leaseSeconds: 300,
+      maxReceiveCount: 3,
+      claimRetentionSeconds: 86_400,
+      archiveBucket: 'archive',
+    });
+  });
+
   it('names the variable that is missing or wrong', () => {
+    expect(() => loadProcessorSettings({ ...env, MAX_RECEIVE_COUNT: '1001' })).toThrow(
+      /MAX_RECEIVE_COUNT must be/,
+    );
     expect(() => loadProcessorSettings({ ...env, CLAIMS_TABLE_NAME: '' })).toThrow(
       /CLAIMS_TABLE_NAME is required/,
     );

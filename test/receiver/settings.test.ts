@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import * as receiverSettings from '../../lambdas/receiver/settings.js';
 import {
   ConfigError,
   loadReceiverSettings,
@@ -86,5 +87,114 @@ describe('receiver settings', () => {
     expect(() => parseProviderSettings('{"asaas":{"claimTtlSeconds":-1}}')).toThrow(
       /claimTtlSeconds must be a positive integer/,
     );
+  });
+});
+
+describe('receiver settings: one schema for the handler, the construct and the local runner', () => {
+  const ENV = receiverSettings.ENV;
+
+  it('defaults every optional variable to DEFAULTS, the numbers the stack derives its own from', () => {
+    expect(receiverSettings.load(base)).toMatchObject({
+      leaseSeconds: receiverSettings.DEFAULTS.leaseSeconds,
+      duplicateWaitMs: 2_000,
+      duplicatePollMs: 50,
+      maxBodyBytes: 6_291_456,
+      claimCheckThresholdBytes: 65_536,
+      claimRetentionSeconds: 15 * DAY,
+      archiveForcePathStyle: false,
+    });
+    const settings = receiverSettings.load(base);
+    expect(settings.archiveBucket).toBeUndefined();
+    expect(settings.faultPoints).toBeUndefined();
+    expect(settings.secretArnsJson).toBeUndefined();
+    expect(RECEIVER_DEFAULTS).toBe(receiverSettings.DEFAULTS);
+  });
+
+  it.each([
+    [ENV.eventQueueUrl, '  ', /^environment variable EVENT_QUEUE_URL is required$/],
+    [
+      ENV.leaseSeconds,
+      '0',
+      /^environment variable RECEIVER_LEASE_SECONDS must be a positive integer, got "0"$/,
+    ],
+    [
+      ENV.duplicateWaitMs,
+      'soon',
+      /^environment variable DUPLICATE_WAIT_MS must be a positive integer, got "soon"$/,
+    ],
+    [
+      ENV.duplicatePollMs,
+      '-5',
+      /^environment variable DUPLICATE_POLL_MS must be a positive integer, got "-5"$/,
+    ],
+    [ENV.maxBodyBytes, '1.5', /^environment variable MAX_BODY_BYTES must be a positive integer, got "1.5"$/],
+    [
+      ENV.claimRetentionSeconds,
+      'x',
+      /^environment variable CLAIM_RETENTION_SECONDS must be a positive integer/,
+    ],
+    [
+      ENV.claimCheckThresholdBytes,
+      '1023',
+      /^environment variable CLAIM_CHECK_THRESHOLD_BYTES must be between 1024/,
+    ],
+    [ENV.providers, '[1]', /^PROVIDER_SETTINGS must be a JSON object keyed by provider$/],
+    [ENV.faultPoints, 'receiver.nowhere', /^FAULT_POINTS entry "receiver.nowhere" is not point/],
+  ])('refuses %s=%j with one error naming the variable and the rule', (name, value, message) => {
+    expect(() => receiverSettings.load({ ...base, [name]: value })).toThrow(ConfigError);
+    expect(() => receiverSettings.load({ ...base, [name]: value })).toThrow(message);
+  });
+
+  it('names every bad variable in its one error', () => {
+    expect(() => receiverSettings.load({ DUPLICATE_POLL_MS: '0' })).toThrow(
+      new ConfigError(
+        'environment variable CLAIMS_TABLE_NAME is required; environment variable EVENT_QUEUE_URL is required; ' +
+          'environment variable DUPLICATE_POLL_MS must be a positive integer, got "0"',
+      ),
+    );
+  });
+
+  it('reads back exactly what toEnvironment writes', () => {
+    const settings: receiverSettings.ReceiverSettings = {
+      claimsTableName: 'claims',
+      eventQueueUrl: 'http://queue',
+      leaseSeconds: 20,
+      duplicateWaitMs: 3_000,
+      duplicatePollMs: 25,
+      maxBodyBytes: 1_000_000,
+      claimRetentionSeconds: 20 * DAY,
+      claimCheckThresholdBytes: 262_144,
+      archiveBucket: 'archive',
+      archiveForcePathStyle: true,
+      providers: parseProviderSettings(
+        JSON.stringify({
+          shopify: { claimTtlSeconds: 5 * DAY, keyRules: { default: 'business-object' } },
+          standard: { toleranceSeconds: 60 },
+        }),
+      ),
+      secretArnsJson: '{"stripe":"arn:aws:secretsmanager:us-east-1:123456789012:secret:stripe"}',
+      faultPoints: 'receiver.afterClaim@evt_:2',
+      faultPointsStateDirectory: '/tmp/faults',
+    };
+    expect(receiverSettings.load(receiverSettings.toEnvironment(settings))).toEqual(settings);
+    const defaults = receiverSettings.load(base);
+    expect(receiverSettings.load(receiverSettings.toEnvironment(defaults))).toEqual(defaults);
+  });
+
+  it('writes only the variables it is given, the provider overrides as PROVIDER_SETTINGS JSON', () => {
+    expect(
+      receiverSettings.toEnvironment({
+        claimsTableName: 'claims',
+        eventQueueUrl: 'http://queue',
+        leaseSeconds: 15,
+        archiveForcePathStyle: false,
+        providers: { stripe: { claimTtlSeconds: 864_000 } },
+      }),
+    ).toEqual({
+      CLAIMS_TABLE_NAME: 'claims',
+      EVENT_QUEUE_URL: 'http://queue',
+      RECEIVER_LEASE_SECONDS: '15',
+      PROVIDER_SETTINGS: '{"stripe":{"claimTtlSeconds":864000}}',
+    });
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../lambdas/shared/config.js';
 import { EnvSecretSource, parseAccountSecrets, secretsFor } from '../../lambdas/shared/secrets.js';
 import { parseSecretSet, parseSecretValue } from '../../lambdas/shared/secrets-manager.js';
+import { ConfigError } from '../../lambdas/shared/settings.js';
 
 describe('per-account secrets', () => {
   it('gives an account with its own secrets only those, and any other account the provider-wide ones', () => {
