@@ -16,7 +16,7 @@ import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names.js';
 import { SQS_MAX_MESSAGE_BYTES } from '../../lambdas/shared/payload-limits.js';
 import { PROCESSOR_SERVICE } from './metrics.js';
 import { grantArchiveListing, grantArchivePrefix } from './payload-archive.js';
-import { WebhookFunction } from './webhook-function.js';
+import { WebhookFunction, type WebhookFunctionCode } from './webhook-function.js';
 
 /**
  * AWS: "set the source queue's visibility timeout to at least six times the timeout that you
@@ -26,7 +26,8 @@ import { WebhookFunction } from './webhook-function.js';
 export const VISIBILITY_TIMEOUT_FACTOR = 6;
 
 export interface EventProcessorProps {
-  readonly entry: string;
+  /** The default processor's bundle, or the user's `processorEntry`. */
+  readonly code: WebhookFunctionCode;
   readonly claimsTable: dynamodb.ITable;
   readonly paymentsTable: dynamodb.ITable;
   readonly ordersTable: dynamodb.ITable;
@@ -85,7 +86,7 @@ export class EventProcessor extends Construct {
     });
 
     const processor = new WebhookFunction(this, 'Processor', {
-      entry: props.entry,
+      code: props.code,
       description: 'Webhook processor: apply each queued event once to the business tables',
       // A batch of up to 10 events, each a few DynamoDB transactions and optional HTTP calls
       // (ledger, mailer): 30 s leaves room for slow downstreams without holding messages for long.
