@@ -215,23 +215,16 @@ function userEntryBundling(
   };
 }
 
-/** Where NodejsFunction looks for esbuild: resolvable from aws-cdk-lib or the project, or on PATH. */
+/**
+ * Whether NodejsFunction can run esbuild for this project: it runs `npx --no-install esbuild` in the
+ * project root, or `esbuild` from PATH.
+ */
 function esbuildInstalled(projectRoot: string): boolean {
-  const require = createRequire(import.meta.url);
-  const bases = [join(projectRoot, 'package.json')];
   try {
-    bases.push(require.resolve('aws-cdk-lib'));
+    createRequire(join(projectRoot, 'package.json')).resolve('esbuild');
+    return true;
   } catch {
-    // aws-cdk-lib is a peer: it resolves wherever this module runs, but stay safe.
+    const onPath = spawnSync('esbuild', ['--version'], { stdio: 'ignore' });
+    return onPath.status === 0 && !onPath.error;
   }
-  for (const base of bases) {
-    try {
-      createRequire(base).resolve('esbuild');
-      return true;
-    } catch {
-      // not here
-    }
-  }
-  const onPath = spawnSync('esbuild', ['--version'], { stdio: 'ignore' });
-  return onPath.status === 0 && !onPath.error;
 }
