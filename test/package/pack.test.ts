@@ -51,12 +51,21 @@ new IdempotentWebhookReceiver(stack, 'Webhooks', entry ? { processorEntry: entry
 app.synth();
 `;
 
+/** An app's processor module, as the README shows it: one applier of its own. */
 const HANDLER = `
 import { createProcessor } from '${manifest.name}/processor';
 
-const invoicePaid = async () => ({ outcome: 'applied' });
-export const handler = createProcessor({ appliers: { stripe: { 'invoice.paid.user-applier': invoicePaid } } });
+const invoicePaid = {
+  async plan(event) {
+    console.log('user-app applier', event.eventType);
+    return { outcome: 'noop' };
+  },
+};
+export const handler = createProcessor({ appliers: { stripe: { 'invoice.paid': invoicePaid } } });
 `;
+
+/** A string of the app's applier that survives minification: the mark of its bundle. */
+const USER_APPLIER_MARK = 'user-app applier';
 
 interface SynthesizedFunction {
   readonly logicalId: string;
@@ -155,7 +164,7 @@ describe('the npm package in a plain CDK app', () => {
     }
     // The default processor has no appliers of the app's.
     expect(readFileSync(byRole(functions, 'ProcessingProcessor').bundle, 'utf8')).not.toContain(
-      'invoice.paid.user-applier',
+      USER_APPLIER_MARK,
     );
   }, 60_000);
 
@@ -194,7 +203,7 @@ describe('the npm package in a plain CDK app', () => {
     const functions = functionsOf(outdir);
     const processor = byRole(functions, 'ProcessingProcessor');
     expect(processor.handler).toBe('index.handler');
-    expect(readFileSync(processor.bundle, 'utf8')).toContain('invoice.paid.user-applier');
+    expect(readFileSync(processor.bundle, 'utf8')).toContain(USER_APPLIER_MARK);
     expect(existsSync(byRole(functions, 'IngestReceiver').bundle)).toBe(true);
     expect(existsSync(byRole(functions, 'SweepingSweeper').bundle)).toBe(true);
     const { stdout } = await run(
