@@ -1,9 +1,13 @@
+#!/usr/bin/env node
 /**
- * `webhooks`: the operator CLI (cli/webhooks.mjs launches it; `npm run webhooks --` too). Expected
+ * `webhooks`: the operator CLI. The package's bin is this module compiled (dist/cli/main.js); in the
+ * repository cli/webhooks.mjs runs it from the sources (`npm run webhooks --` too). Expected
  * failures are one line on stderr and a non-zero exit; see cli/errors.ts.
  */
 
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { CommandIO } from './command.js';
 import { COMMANDS, overview, resolveCommand } from './commands/index.js';
 import { CliError, UsageError } from './errors.js';
@@ -24,9 +28,14 @@ function complain(message: string): void {
   process.stderr.write(`webhooks: ${message}\n`);
 }
 
-/** The installed package's version, from its package.json (one directory above cli/). */
+/**
+ * The installed package's version, from the nearest package.json above this module: cli/ in the
+ * repository, dist/cli/ in the package.
+ */
 function version(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
     name?: string;
     version?: string;
   };

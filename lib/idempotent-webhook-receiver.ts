@@ -34,7 +34,7 @@ import {
   type WebhookAlarmThresholds,
 } from './constructs/webhook-alarms.js';
 import { WebhookDashboard } from './constructs/webhook-dashboard.js';
-import { projectPath } from './constructs/webhook-function.js';
+import type { UserEntryCode } from './constructs/webhook-function.js';
 import { WebhookIngest } from './constructs/webhook-ingest.js';
 import { WebhookSecrets } from './constructs/webhook-secrets.js';
 import { WebhookTables } from './constructs/webhook-tables.js';
@@ -77,12 +77,18 @@ export interface IdempotentWebhookReceiverProps {
    */
   readonly receiverReservedConcurrency?: number;
   /**
-   * The processor's module (TypeScript or JavaScript) exporting `handler`: your module, written
-   * with `createProcessor({ appliers })` from the processor SDK (docs/processor.md).
-   * @default the framework's processor with no appliers: every event is acknowledged and its claim
-   * completed as `unhandled`
+   * The processor's module (TypeScript or JavaScript) exporting `handler`, an SQS handler that
+   * returns `SQSBatchResponse`: typically `createProcessor({ appliers })` from
+   * `idempotent-webhook-receiver/processor` (docs/processor.md). It is bundled from your project by
+   * NodejsFunction (the package's bundling options), which needs `esbuild` installed there.
+   * @default the package's prebuilt default processor: no appliers, every event completed as `unhandled`
    */
   readonly processorEntry?: string;
+  /**
+   * Where `processorEntry` is bundled from.
+   * @default the nearest lock file in or above the entry's directory, and that directory as the root
+   */
+  readonly processorBundling?: Pick<UserEntryCode, 'projectRoot' | 'depsLockFilePath'>;
   /**
    * Your business tables, by the name your appliers use (`context.read('invoices', ...)`, `table:
    * 'invoices'`). Each must have the string partition key `pk`. The processor may get, put, update
@@ -192,7 +198,6 @@ export const RECEIVER_DEFAULTS = {
 } as const;
 
 export const PROCESSOR_DEFAULTS = {
-  entry: projectPath('lambdas/processor/handler.ts'),
   timeout: Duration.seconds(30),
   memorySize: 512,
   /** The processor's own defaults (lambdas/processor/settings.ts). */
@@ -270,7 +275,10 @@ export class IdempotentWebhookReceiver extends Construct {
     });
 
     const processing = new EventProcessor(this, 'Processing', {
-      entry: props.processorEntry ?? PROCESSOR_DEFAULTS.entry,
+      code:
+        props.processorEntry === undefined
+          ? { framework: 'processor' }
+          : { entry: props.processorEntry, ...props.processorBundling },
       claimsTable: tables.claims,
       tables: businessTables,
       effects: { ...props.effects },

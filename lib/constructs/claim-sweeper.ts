@@ -17,7 +17,7 @@ import { SWEEPER_SERVICE } from '../../lambdas/shared/metric-names.js';
 import { UNFINISHED_INDEX } from '../../lambdas/store/unfinished-index.js';
 import * as sweeperSettings from '../../lambdas/sweeper/settings.js';
 import { grantArchiveListing, grantArchivePrefix } from './payload-archive.js';
-import { projectPath, WebhookFunction } from './webhook-function.js';
+import { WebhookFunction } from './webhook-function.js';
 
 export interface ClaimSweeperProps {
   readonly claimsTable: dynamodb.ITable;
@@ -41,7 +41,7 @@ export class ClaimSweeper extends Construct {
   constructor(scope: Construct, id: string, props: ClaimSweeperProps) {
     super(scope, id);
     const sweeper = new WebhookFunction(this, 'Sweeper', {
-      entry: projectPath('lambdas/sweeper/handler.ts'),
+      code: { framework: 'sweeper' },
       description: 'Recovers or reports webhook claims stuck in RECEIVED, ENQUEUED or PROCESSING',
       // 500 claims per run at 8 at a time is seconds; the margin covers a slow S3 read or two.
       timeout: Duration.minutes(2),

@@ -17,7 +17,7 @@ import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names.js';
 import { SQS_MAX_MESSAGE_BYTES } from '../../lambdas/shared/payload-limits.js';
 import { PROCESSOR_SERVICE } from './metrics.js';
 import { grantArchiveListing, grantArchivePrefix } from './payload-archive.js';
-import { WebhookFunction } from './webhook-function.js';
+import { WebhookFunction, type WebhookFunctionCode } from './webhook-function.js';
 
 /**
  * AWS: "set the source queue's visibility timeout to at least six times the timeout that you
@@ -43,7 +43,8 @@ export interface WebhookEffect {
 }
 
 export interface EventProcessorProps {
-  readonly entry: string;
+  /** The default processor's bundle, or the user's `processorEntry`. */
+  readonly code: WebhookFunctionCode;
   readonly claimsTable: dynamodb.ITable;
   /** Business tables by the name appliers use; the processor may read and write their items. */
   readonly tables: Readonly<Record<string, dynamodb.ITable>>;
@@ -101,7 +102,7 @@ export class EventProcessor extends Construct {
     });
 
     const processor = new WebhookFunction(this, 'Processor', {
-      entry: props.entry,
+      code: props.code,
       description: 'Webhook processor: apply each queued event once to the business tables',
       // A batch of up to 10 events, each a few DynamoDB transactions and optional HTTP calls
       // (the effect adapters): 30 s leaves room for slow downstreams without holding messages for long.

@@ -1,33 +1,59 @@
 /**
- * The defaults both Lambdas share: Node.js 24 on Graviton, a local esbuild ESM bundle that also runs
- * on Node 20, an explicit log group with retention, and a role with no managed policies (each
- * construct adds exactly the statements its function needs).
+ * The defaults every Lambda shares: Node.js 24 on Graviton, an ESM bundle that also runs on Node 20,
+ * an explicit log group with retention, and a role with no managed policies (each construct adds
+ * exactly the statements its function needs).
+ *
+ * The framework's own functions (receiver, sweeper, default processor) run prebuilt bundles: the
+ * package ships them in assets/, so an app that installs it needs neither esbuild nor the TypeScript
+ * sources. From the repository's TypeScript sources they are built at synth time instead, so they
+ * always match the sources. A user's `processorEntry` is bundled from the user's project by
+ * NodejsFunction, with the same options; that needs esbuild (an optional peer dependency).
  */
-import { fileURLToPath } from 'node:url';
-import type { Duration } from 'aws-cdk-lib';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { AssetHashType, DockerImage, type Duration, type ILocalBundling, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import {
+  ASSETS_DIR,
+  BUNDLE_FILE,
+  BUNDLE_HANDLER,
+  BUNDLE_MAIN_FIELDS,
+  BUNDLE_TARGET,
+  ESM_REQUIRE_BANNER,
+  FRAMEWORK_FUNCTIONS,
+  type FrameworkFunction,
+  frameworkBuildOptions,
+  PACKAGE_NAME,
+  packageRoot,
+  RUNNING_FROM_SOURCES,
+} from './lambda-bundle.js';
 
-/** The repository root: bundling runs from here (package-lock.json, tsconfig.json). */
-export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-/** An entry module of this repository, by its path from the root (`lambdas/receiver/handler.ts`). */
-export const projectPath = (relativePath: string): string =>
-  fileURLToPath(new URL(`../../${relativePath}`, import.meta.url));
-
-/**
- * @middy/core 6 is ESM-only, so the bundle is ESM; CommonJS dependencies bundled into it still call
- * `require`, which ESM lacks: the banner provides one.
- */
-const ESM_REQUIRE_BANNER =
-  "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
-
-export interface WebhookFunctionProps {
+/** A module of the user's exporting `handler`, bundled from the user's project. */
+export interface UserEntryCode {
   /** Path to the handler module (TypeScript or JavaScript) exporting `handler`. */
   readonly entry: string;
+  /** @default the directory of `depsLockFilePath` */
+  readonly projectRoot?: string;
+  /** @default the nearest lock file (npm, yarn, pnpm, bun) in or above the entry's directory */
+  readonly depsLockFilePath?: string;
+}
+
+/** The framework's own bundle by name, or a module of the user's. */
+export type WebhookFunctionCode = { readonly framework: FrameworkFunction } | UserEntryCode;
+
+/** The function's code cannot be built: a missing entry, lock file, esbuild or prebuilt bundle. */
+export class FunctionCodeError extends Error {
+  override readonly name = 'FunctionCodeError';
+}
+
+export interface WebhookFunctionProps {
+  readonly code: WebhookFunctionCode;
   readonly description: string;
   readonly timeout: Duration;
   readonly memorySize: number;
@@ -40,9 +66,9 @@ export interface WebhookFunctionProps {
   readonly reservedConcurrentExecutions?: number;
 }
 
-/** A NodejsFunction with the project's runtime, bundling, log group and an empty role. */
+/** A Lambda function with the project's runtime, bundle, log group and an empty role. */
 export class WebhookFunction extends Construct {
-  public readonly function: nodejs.NodejsFunction;
+  public readonly function: lambda.Function;
   public readonly role: iam.Role;
   public readonly logGroup: logs.LogGroup;
 
@@ -62,9 +88,7 @@ export class WebhookFunction extends Construct {
       }),
     );
 
-    this.function = new nodejs.NodejsFunction(this, 'Function', {
-      entry: props.entry,
-      handler: 'handler',
+    const common = {
       description: props.description,
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
@@ -75,29 +99,132 @@ export class WebhookFunction extends Construct {
         : { reservedConcurrentExecutions: props.reservedConcurrentExecutions }),
       role: this.role,
       logGroup: this.logGroup,
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: projectPath('package-lock.json'),
-      // SDK v3 reuses connections by default; the variable only mattered for v2.
-      awsSdkConnectionReuse: false,
       environment: {
         // Stack traces point at the TypeScript sources (the bundle ships its source map).
         NODE_OPTIONS: '--enable-source-maps',
         ...props.environment,
       },
-      bundling: {
-        forceDockerBundling: false,
-        format: nodejs.OutputFormat.ESM,
-        // Node 20, not the runtime's 24: the same bundles are run locally on Node 20.
-        target: 'node20',
-        mainFields: ['module', 'main'],
-        banner: ESM_REQUIRE_BANNER,
-        minify: true,
-        sourceMap: true,
-        // The AWS SDK is bundled rather than taken from the runtime, because these bundles also run
-        // locally where no SDK is provided. Whether bundling it is also faster on Lambda (cold start)
-        // is measured in the benchmark issue.
-        externalModules: [],
-      },
-    });
+    };
+
+    this.function =
+      'framework' in props.code
+        ? new lambda.Function(this, 'Function', {
+            ...common,
+            code: frameworkCode(props.code.framework),
+            handler: BUNDLE_HANDLER,
+          })
+        : new nodejs.NodejsFunction(this, 'Function', {
+            ...common,
+            ...userEntryBundling(this, props.code),
+            handler: 'handler',
+            // SDK v3 reuses connections by default; the variable only mattered for v2.
+            awsSdkConnectionReuse: false,
+          });
+  }
+}
+
+/**
+ * The shipped bundle (compiled package), or, from the TypeScript sources, a bundle esbuild builds
+ * at synth time into CDK's staging directory. The latter is skipped like any bundling when the stack
+ * is not in `aws:cdk:bundling-stacks` (the infrastructure tests).
+ */
+function frameworkCode(name: FrameworkFunction): lambda.Code {
+  const root = packageRoot(import.meta.url);
+  if (!RUNNING_FROM_SOURCES) {
+    const dir = join(root, ASSETS_DIR, name);
+    if (!existsSync(join(dir, BUNDLE_FILE)))
+      throw new FunctionCodeError(
+        `the prebuilt ${name} bundle is missing (${join(dir, BUNDLE_FILE)}): build the package (npm run build)`,
+      );
+    return lambda.Code.fromAsset(dir);
+  }
+  const entry = join(root, FRAMEWORK_FUNCTIONS[name]);
+  return lambda.Code.fromAsset(join(root, 'lambdas'), {
+    // The hash of the bundle, not of the sources: it changes exactly when the deployed code does.
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      // Never used: the local bundling below builds the bundle or throws.
+      image: DockerImage.fromRegistry('dummy'),
+      local: new FrameworkBundler(entry),
+    },
+  });
+}
+
+/**
+ * Builds one framework bundle with esbuild (a devDependency of the repository). `entry` is a field,
+ * not a closure variable, because CDK's in-process asset cache keys on the bundling options' JSON.
+ */
+class FrameworkBundler implements ILocalBundling {
+  constructor(readonly entry: string) {}
+
+  tryBundle(outputDir: string): boolean {
+    const esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
+    esbuild.buildSync(frameworkBuildOptions(this.entry, outputDir));
+    return true;
+  }
+}
+
+/** Lock files NodejsFunction understands, in its order of preference. */
+const LOCK_FILES = ['pnpm-lock.yaml', 'yarn.lock', 'bun.lock', 'bun.lockb', 'package-lock.json'];
+
+function findLockFile(from: string): string | undefined {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const found = LOCK_FILES.map((file) => join(dir, file)).find((file) => existsSync(file));
+    if (found) return found;
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/** NodejsFunction props for a user's module, bundled from the user's project with the shared options. */
+function userEntryBundling(
+  scope: Construct,
+  code: UserEntryCode,
+): Pick<nodejs.NodejsFunctionProps, 'entry' | 'projectRoot' | 'depsLockFilePath' | 'bundling'> {
+  const entry = resolve(code.entry);
+  if (!existsSync(entry)) throw new FunctionCodeError(`processorEntry ${entry} does not exist`);
+  const depsLockFilePath = code.depsLockFilePath
+    ? resolve(code.depsLockFilePath)
+    : findLockFile(dirname(entry));
+  if (!depsLockFilePath)
+    throw new FunctionCodeError(
+      `no lock file (${LOCK_FILES.join(', ')}) in or above ${dirname(entry)}: processorEntry is bundled ` +
+        'with its own project dependencies; install them first or pass processorBundling.depsLockFilePath',
+    );
+  const projectRoot = code.projectRoot ? resolve(code.projectRoot) : dirname(depsLockFilePath);
+  // Without esbuild NodejsFunction would try Docker and fail with a message about Docker.
+  if (Stack.of(scope).bundlingRequired && !esbuildInstalled(projectRoot))
+    throw new FunctionCodeError(
+      `processorEntry ${entry} is bundled with esbuild, which is not installed: run ` +
+        `\`npm install --save-dev esbuild\` in ${projectRoot} (an optional peer dependency of ${PACKAGE_NAME})`,
+    );
+  return {
+    entry,
+    projectRoot,
+    depsLockFilePath,
+    bundling: {
+      forceDockerBundling: false,
+      format: nodejs.OutputFormat.ESM,
+      target: BUNDLE_TARGET,
+      mainFields: BUNDLE_MAIN_FIELDS,
+      banner: ESM_REQUIRE_BANNER,
+      minify: true,
+      sourceMap: true,
+      // The AWS SDK is bundled rather than taken from the runtime, as in the framework's bundles.
+      externalModules: [],
+    },
+  };
+}
+
+/**
+ * Whether NodejsFunction can run esbuild for this project: it runs `npx --no-install esbuild` in the
+ * project root, or `esbuild` from PATH.
+ */
+function esbuildInstalled(projectRoot: string): boolean {
+  try {
+    createRequire(join(projectRoot, 'package.json')).resolve('esbuild');
+    return true;
+  } catch {
+    const onPath = spawnSync('esbuild', ['--version'], { stdio: 'ignore' });
+    return onPath.status === 0 && !onPath.error;
   }
 }

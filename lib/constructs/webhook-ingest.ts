@@ -24,7 +24,7 @@ import * as receiverSettings from '../../lambdas/receiver/settings.js';
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names.js';
 import { RECEIVER_SERVICE } from './metrics.js';
 import { grantArchivePrefix } from './payload-archive.js';
-import { projectPath, WebhookFunction } from './webhook-function.js';
+import { WebhookFunction } from './webhook-function.js';
 
 export interface WebhookIngestProps {
   readonly claimsTable: dynamodb.ITable;
@@ -61,7 +61,7 @@ export class WebhookIngest extends Construct {
     const secretArns = Object.fromEntries(PROVIDER_IDS.map((p) => [p, props.secrets[p].secretArn]));
 
     const receiver = new WebhookFunction(this, 'Receiver', {
-      entry: projectPath('lambdas/receiver/handler.ts'),
+      code: { framework: 'receiver' },
       description: 'Webhook receiver: verify the signature, claim the key once, enqueue',
       // Providers give up on a delivery after 5-10 s (Stripe/GitHub 10 s, Shopify 5 s): past 10 s
       // nobody is listening for the answer, and the provider's retry will be handled fresh.

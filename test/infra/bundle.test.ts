@@ -1,6 +1,7 @@
 /**
- * The Lambda bundles as synthesized (real esbuild bundling): ESM, the AWS SDK inside, a source map,
- * and importable by Node 20 (the same bundles run locally on Node 20).
+ * The Lambda bundles as synthesized from the TypeScript sources (real esbuild bundling at synth
+ * time): ESM, the AWS SDK inside, a source map, and importable by Node 20 (the same bundles run
+ * locally on Node 20).
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -13,7 +14,7 @@ const run = promisify(execFile);
 
 describe('webhook Lambda bundles', () => {
   let s: SynthesizedStack;
-  let bundles: Record<'receiver' | 'processor', string>;
+  let bundles: Record<'receiver' | 'processor' | 'sweeper', string>;
 
   beforeAll(() => {
     s = synthesize({ bundle: true });
@@ -25,15 +26,19 @@ describe('webhook Lambda bundles', () => {
     bundles = {
       receiver: bundleOf(s.logicalId(s.stack.webhooks.receiverFunction)),
       processor: bundleOf(s.logicalId(s.stack.webhooks.processorFunction)),
+      sweeper: bundleOf(s.logicalId(s.stack.webhooks.sweeperFunction)),
     };
   }, 120_000);
 
-  it.each(['receiver', 'processor'] as const)('builds the %s as one ESM file with its source map', (name) => {
-    expect(statSync(bundles[name]).size).toBeGreaterThan(0);
-    expect(existsSync(`${bundles[name]}.map`)).toBe(true);
-  });
+  it.each(['receiver', 'processor', 'sweeper'] as const)(
+    'builds the %s as one ESM file with its source map',
+    (name) => {
+      expect(statSync(bundles[name]).size).toBeGreaterThan(0);
+      expect(existsSync(`${bundles[name]}.map`)).toBe(true);
+    },
+  );
 
-  it.each(['receiver', 'processor'] as const)(
+  it.each(['receiver', 'processor', 'sweeper'] as const)(
     'gives the %s bundle a require() for CommonJS dependencies',
     (name) => {
       expect(readFileSync(bundles[name], 'utf8')).toMatch(
@@ -42,14 +47,14 @@ describe('webhook Lambda bundles', () => {
     },
   );
 
-  it.each(['receiver', 'processor'] as const)(
+  it.each(['receiver', 'processor', 'sweeper'] as const)(
     'bundles the AWS SDK into the %s (no external @aws-sdk import)',
     (name) => {
       expect(readFileSync(bundles[name], 'utf8')).not.toMatch(/(from|import\()\s*["']@aws-sdk\//);
     },
   );
 
-  it.each(['receiver', 'processor'] as const)(
+  it.each(['receiver', 'processor', 'sweeper'] as const)(
     'imports the %s bundle on this Node (%s) and finds a handler function',
     async (name) => {
       expect(process.versions.node.split('.')[0]).toBe('20');
@@ -61,4 +66,24 @@ describe('webhook Lambda bundles', () => {
       expect(stdout.trim()).toBe('function');
     },
   );
+
+  it.each([
+    ['receiver', 'lambdas/receiver/handler.ts'],
+    ['sweeper', 'lambdas/sweeper/handler.ts'],
+    // The example app's stack passes its own processorEntry.
+    ['processor', 'examples/payments/processor.ts'],
+  ] as const)('builds the %s from %s at synth time (not from a prebuilt assets/ bundle)', (name, entry) => {
+    const map = JSON.parse(readFileSync(`${bundles[name]}.map`, 'utf8')) as { sources: string[] };
+    expect(map.sources.some((source) => source.endsWith(entry))).toBe(true);
+  });
+
+  it('runs every function as index.handler', () => {
+    for (const fn of [
+      s.stack.webhooks.receiverFunction,
+      s.stack.webhooks.processorFunction,
+      s.stack.webhooks.sweeperFunction,
+    ]) {
+      expect(s.template.toJSON().Resources[s.logicalId(fn)].Properties.Handler).toBe('index.handler');
+    }
+  });
 });

@@ -1,10 +1,14 @@
-/** The receiver and processor Lambdas: runtime, sizing, logs and the environment contract. */
-import { beforeAll, describe, expect, it } from 'vitest';
+/** The receiver and processor Lambdas: runtime, sizing, logs, the environment contract, and a processorEntry of your own. */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROVIDER_IDS } from '../../lambdas/providers/types.js';
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names.js';
 import { SECRET_PLACEHOLDER } from '../../lambdas/shared/secrets-manager.js';
 import { PROCESSOR_SERVICE, RECEIVER_SERVICE } from '../../lib/constructs/metrics.js';
 import {
+  buildReceiver,
   environmentOf,
   exampleTable,
   type Json,
@@ -147,3 +151,65 @@ describe('webhook Lambdas', () => {
     );
   });
 });
+
+describe('a processorEntry of your own', () => {
+  let project: string;
+  const HANDLER = `export const handler = async () => ({ batchItemFailures: [], marker: 'user-processor-marker' });\n`;
+
+  beforeAll(() => {
+    project = mkdtempSync(join(tmpdir(), 'iwr-entry-'));
+    mkdirSync(join(project, 'app', 'src'), { recursive: true });
+    writeFileSync(join(project, 'app', 'package.json'), JSON.stringify({ name: 'user-app', type: 'module' }));
+    writeFileSync(
+      join(project, 'app', 'package-lock.json'),
+      JSON.stringify({ name: 'user-app', lockfileVersion: 3, requires: true, packages: {} }),
+    );
+    writeFileSync(join(project, 'app', 'src', 'processor.mjs'), HANDLER);
+    // esbuild installed in that project, as `npm install --save-dev esbuild` would (the repository's copy).
+    mkdirSync(join(project, 'app', 'node_modules', '.bin'), { recursive: true });
+    symlinkSync(join(REPO_ROOT, 'node_modules', 'esbuild'), join(project, 'app', 'node_modules', 'esbuild'));
+    symlinkSync('../esbuild/bin/esbuild', join(project, 'app', 'node_modules', '.bin', 'esbuild'));
+    mkdirSync(join(project, 'lockless'));
+    writeFileSync(join(project, 'lockless', 'processor.mjs'), HANDLER);
+  });
+
+  afterAll(() => rmSync(project, { recursive: true, force: true }));
+
+  it('is bundled from its own project (the lock file found above it) and run as index.handler', () => {
+    const s = synthesize({
+      bundle: true,
+      bare: true,
+      props: { processorEntry: join(project, 'app', 'src', 'processor.mjs') },
+    });
+    const id = s.logicalId(s.stack.webhooks.processorFunction);
+    const props = fn(s, id);
+    expect(props.Handler).toBe('index.handler');
+    expect(props.Runtime).toBe('nodejs24.x');
+    const key = (props.Code as { S3Key: string }).S3Key.replace(/\.zip$/, '');
+    const bundle = readFileSync(join(s.app.synth().directory, `asset.${key}`, 'index.mjs'), 'utf8');
+    expect(bundle).toContain('user-processor-marker');
+    expect(bundle).toMatch(
+      /^import\{createRequire\}from"module";|^import \{ createRequire \} from 'module';/,
+    );
+  }, 60_000);
+
+  it('refuses an entry with no lock file in or above its directory, naming the way out', () => {
+    expect(() => buildReceiver({ processorEntry: join(project, 'lockless', 'processor.mjs') })).toThrow(
+      /no lock file \(.*package-lock\.json\) in or above .*lockless: .*processorBundling\.depsLockFilePath/,
+    );
+  });
+
+  it('takes the lock file and project root from processorBundling', () => {
+    const receiver = buildReceiver({
+      processorEntry: join(project, 'lockless', 'processor.mjs'),
+      processorBundling: {
+        projectRoot: project,
+        depsLockFilePath: join(project, 'app', 'package-lock.json'),
+      },
+    });
+    expect(receiver.processorFunction).toBeDefined();
+  });
+});
+
+const REPO_ROOT = resolve(import.meta.dirname, '../..');
+const fn = (s: SynthesizedStack, id: string) => s.template.toJSON().Resources[id].Properties as Json;
