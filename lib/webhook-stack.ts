@@ -5,7 +5,7 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { PROVIDER_IDS } from '../lambdas/providers/types.js';
-import { providerPascal } from './constructs/naming.js';
+import { providerPascal, secretArnOutputId, webhookUrlOutputId } from './constructs/naming.js';
 import {
   IdempotentWebhookReceiver,
   type IdempotentWebhookReceiverProps,
@@ -29,11 +29,11 @@ export class IdempotentWebhooksStack extends Stack {
 
     for (const provider of PROVIDER_IDS) {
       const name = providerPascal(provider);
-      new CfnOutput(this, `${name}WebhookUrl`, {
+      new CfnOutput(this, webhookUrlOutputId(provider), {
         value: webhooks.webhookUrls[provider],
         description: `Paste into the ${name} webhook settings`,
       });
-      new CfnOutput(this, `${name}SecretArn`, {
+      new CfnOutput(this, secretArnOutputId(provider), {
         value: webhooks.secrets[provider].secretArn,
         description: `aws secretsmanager put-secret-value --secret-id <this> --secret-string '{"current":"..."}'`,
       });
