@@ -1,15 +1,15 @@
 /**
  * Realistic signed Stripe deliveries for the in-process measurements: the documented
- * `payment_intent.succeeded` shape (test/fixtures/stripe), fresh ids per event, signed by the
- * official `stripe` library; wrapped in the API Gateway HTTP API v2 event the receiver gets.
+ * `payment_intent.succeeded` shape (test/fixtures/stripe), fresh ids per event, signed by the Stripe
+ * module's `dev.sign` (test/providers/dev.test.ts checks it against the official `stripe` library);
+ * wrapped in the API Gateway HTTP API v2 event the receiver gets.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import Stripe from 'stripe';
+import { stripeProvider } from '../lambdas/providers/stripe.js';
 
-const stripe = new Stripe('sk_test_bench_signing_only');
 const FIXTURE = join(
   import.meta.dirname,
   '..',
@@ -58,17 +58,12 @@ export function signedStripeEvent(
   };
   // Stripe sends compact JSON.
   const body = JSON.stringify(event);
-  const signature = stripe.webhooks.generateTestHeaderString({
-    payload: body,
-    secret,
-    timestamp: nowSeconds,
-  });
   return {
     body,
     headers: {
       'content-type': 'application/json; charset=utf-8',
       'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
-      'stripe-signature': signature,
+      ...stripeProvider.dev.sign(body, secret, nowSeconds),
     },
     eventId,
     intentId,

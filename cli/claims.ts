@@ -23,7 +23,22 @@ export type BusinessTable = string;
 
 /** The account scope an event has when its payload names none (docs/rules.md, section 2). */
 export function defaultAccount(provider: ProviderId): string {
-  return provider === 'stripe' ? 'platform' : 'default';
+  return PROVIDERS[provider].defaultAccount;
+}
+
+/** `platform for stripe, else default`: the providers' default accounts, for help texts. */
+export function defaultAccountHelp(): string {
+  const byAccount = new Map<string, string[]>();
+  for (const provider of Object.values(PROVIDERS)) {
+    byAccount.set(provider.defaultAccount, [...(byAccount.get(provider.defaultAccount) ?? []), provider.id]);
+  }
+  // The account most providers share is the "else"; the others are named with their providers.
+  const [common, ...others] = [...byAccount].sort((a, b) => b[1].length - a[1].length);
+  if (common === undefined) return 'none';
+  return [
+    ...others.map(([account, ids]) => `${account} for ${ids.join(', ')}`),
+    `${others.length ? 'else ' : ''}${common[0]}`,
+  ].join(', ');
 }
 
 export interface ClaimLookupPlan {

@@ -7,7 +7,7 @@ import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { tableOutputName } from '../lambdas/processor/extension-names.js';
 import { PROVIDER_IDS } from '../lambdas/providers/types.js';
-import { providerPascal } from './constructs/naming.js';
+import { providerPascal, secretArnOutputId, webhookUrlOutputId } from './constructs/naming.js';
 import {
   IdempotentWebhookReceiver,
   type IdempotentWebhookReceiverProps,
@@ -40,11 +40,11 @@ export class IdempotentWebhooksStack extends Stack {
 export function webhookOutputs(stack: Stack, webhooks: IdempotentWebhookReceiver): void {
   for (const provider of PROVIDER_IDS) {
     const name = providerPascal(provider);
-    new CfnOutput(stack, `${name}WebhookUrl`, {
+    new CfnOutput(stack, webhookUrlOutputId(provider), {
       value: webhooks.webhookUrls[provider],
       description: `Paste into the ${name} webhook settings`,
     });
-    new CfnOutput(stack, `${name}SecretArn`, {
+    new CfnOutput(stack, secretArnOutputId(provider), {
       value: webhooks.secrets[provider].secretArn,
       description: `aws secretsmanager put-secret-value --secret-id <this> --secret-string '{"current":"..."}'`,
     });

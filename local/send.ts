@@ -11,10 +11,21 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PROVIDERS } from '../lambdas/providers/index.js';
 import { isProviderId, PROVIDER_IDS, type ProviderId } from '../lambdas/providers/types.js';
+import { webhookUrlOutputId } from '../lambdas/shared/naming.js';
 import { localSecrets } from './dev-secrets.js';
 import { SAMPLE_TYPES, sampleDelivery } from './samples.js';
 import { localOutputsFile } from './settings.js';
+
+/** `GitHub push`: the samples `--bytes` can size (each provider module's `dev.sizedTypes`). */
+function sizedSamples(): string {
+  return (
+    PROVIDER_IDS.flatMap((id) =>
+      PROVIDERS[id].dev.sizedTypes.map((type) => `${PROVIDERS[id].name} ${type}`),
+    ).join(', ') || 'none'
+  );
+}
 
 /** The usage text; `command` is how the caller invokes it (`npm run send --`, `webhooks send`). */
 export function sendUsage(command = 'npm run send --', extraOptions = ''): string {
@@ -31,7 +42,7 @@ options
   --id ID         use this provider event id (to redeliver "the same" event)
   --object ID     use this business object id (payment intent, order, payment, invoice)
   --secret S      sign with this secret instead of the configured one
-  --bytes SIZE    github push only: a body of exactly SIZE (700kb, 3mb, 5.5mb) made of commits${extraOptions}`;
+  --bytes SIZE    ${sizedSamples()} only: a body of exactly SIZE (700kb, 3mb, 5.5mb)${extraOptions}`;
 }
 
 /** The command line is wrong; the message says how. */
@@ -48,7 +59,7 @@ export interface SendArgs {
   readonly eventId: string | undefined;
   readonly objectId: string | undefined;
   readonly secret: string | undefined;
-  /** GitHub push: the body's exact size in bytes. */
+  /** A sized sample (the provider module's `dev.sizedTypes`): the body's exact size in bytes. */
   readonly bytes?: number;
 }
 
@@ -109,9 +120,10 @@ export function parseSendArgs(argv: readonly string[]): ParsedSendArgs {
   };
 }
 
-function bytesFor(provider: string, type: string | undefined, raw: string): number {
-  if (provider !== 'github' || (type !== undefined && type !== 'push'))
-    throw new SendUsageError('--bytes sizes GitHub push deliveries only');
+function bytesFor(provider: ProviderId, type: string | undefined, raw: string): number {
+  const { dev } = PROVIDERS[provider];
+  if (!dev.sizedTypes.includes(type ?? dev.sampleTypes[0]))
+    throw new SendUsageError(`--bytes sizes ${sizedSamples()} deliveries only`);
   return parseByteSize(raw);
 }
 
@@ -166,8 +178,7 @@ export async function sendSample(args: SendArgs, options: SendOptions = {}): Pro
   const log = options.log ?? (() => {});
   const warn = options.warn ?? (() => {});
   const outputs = options.outputs;
-  const outputName = `${args.provider[0]?.toUpperCase()}${args.provider.slice(1)}WebhookUrl`;
-  const url = args.url ?? outputs?.[outputName];
+  const url = args.url ?? outputs?.[webhookUrlOutputId(args.provider)];
   if (!url)
     throw new SendUsageError(
       'no URL: start the local stack with `npm start` (it writes cdk-outputs.local.json), or pass --url',

@@ -17,6 +17,7 @@ import {
 } from '../args.js';
 import {
   type ClaimLookup,
+  defaultAccountHelp,
   findClaimByKey,
   findClaimsByEvent,
   getBusinessRow,
@@ -43,7 +44,7 @@ keyed by payment intent and type), the claims table is scanned for the provider 
 
 options
   --key KEY      the idempotency key, as the receiver answered it or as the logs show it
-  --account ID   account scope of the event-id key (default: platform for stripe, else default)
+  --account ID   account scope of the event-id key (default: ${defaultAccountHelp()})
 ${GLOBAL_OPTIONS_HELP}
 
 exit status: 0 found, 1 no claim, 2 usage`;

@@ -32,7 +32,13 @@ import {
   secondsOption,
   stringOption,
 } from '../args.js';
-import { findClaimByKey, findClaimsByEvent, getClaim, reopenDoneClaim } from '../claims.js';
+import {
+  defaultAccountHelp,
+  findClaimByKey,
+  findClaimsByEvent,
+  getClaim,
+  reopenDoneClaim,
+} from '../claims.js';
 import { type Command, type CommandIO, output } from '../command.js';
 import { ClaimNotFoundError, CliError, UsageError } from '../errors.js';
 import {
@@ -75,11 +81,11 @@ resumed (DONE), not fully resumed (effects that might act twice were not run aga
 named, check them by hand), failed again, or still pending.
 
 A time range lists events/<provider>/<day>/ for every UTC day from --from to --to (for one
-provider, or all five) and replays the events whose receivedAt is in [--from, --to).
+provider, or all) and replays the events whose receivedAt is in [--from, --to).
 
 options
   --key KEY      the claim's idempotency key
-  --account ID   account scope of the event-id key (default: platform for stripe, else default)
+  --account ID   account scope of the event-id key (default: ${defaultAccountHelp()})
   --from ISO     start of a time range, inclusive (2026-12-02 or 2026-12-02T10:00:00Z; UTC)
   --to ISO       end of the time range, exclusive
   --force        replay events whose claim is DONE too (see above)

@@ -2,23 +2,36 @@
  * Asaas: no signature, only a static shared token in `asaas-access-token` (optional in Asaas,
  * required here). https://docs.asaas.com/docs/receive-asaas-events-at-your-webhook-endpoint
  */
+
 import {
   field,
   isoToEpochSeconds,
   nonEmptyString,
+  randomHex,
   readHeader,
   readRequestPayload,
   safeEqualAny,
   sha256,
   usableSecrets,
 } from './crypto.js';
-import type { ExtractResult, Provider, VerifyOptions, VerifyResult, WebhookRequest } from './types.js';
+import { defineProvider } from './define.js';
+import type {
+  DevSample,
+  DevSampleOptions,
+  ExtractResult,
+  VerifyOptions,
+  VerifyResult,
+  WebhookRequest,
+} from './types.js';
 
 /**
  * Asaas is Brazilian and writes `dateCreated` without a zone: read it as Brasília time, UTC-03:00
  * (Brazil has had no daylight saving time since 2019).
  */
 const ASAAS_OFFSET_MINUTES = -3 * 60;
+
+/** An event whose payload names no account. */
+const DEFAULT_ACCOUNT = 'default';
 
 function verify(request: WebhookRequest, options: VerifyOptions): VerifyResult {
   const tokens = usableSecrets(options.secrets);
@@ -63,7 +76,7 @@ function extract(request: WebhookRequest): ExtractResult {
     event: {
       eventId,
       eventType,
-      account: nonEmptyString(field(payload.account, 'id')) ?? 'default',
+      account: nonEmptyString(field(payload.account, 'id')) ?? DEFAULT_ACCOUNT,
       objectId:
         objectKind === undefined ? undefined : nonEmptyString(field(field(payload, objectKind), 'id')),
       objectKind,
@@ -73,7 +86,46 @@ function extract(request: WebhookRequest): ExtractResult {
   };
 }
 
-export const asaasProvider: Provider = {
+/** Asaas signs nothing: the token travels as is. */
+function sign(_body: string | Buffer, secret: string): Record<string, string> {
+  return { 'asaas-access-token': secret };
+}
+
+const PAYMENT_STATUS: Readonly<Record<string, string>> = {
+  PAYMENT_RECEIVED: 'RECEIVED',
+  PAYMENT_CREATED: 'PENDING',
+  PAYMENT_CONFIRMED: 'CONFIRMED',
+};
+
+/** A payment event (https://docs.asaas.com/docs/webhook-para-cobrancas). */
+function sample(type: string, options: DevSampleOptions): DevSample {
+  const paymentId = options.objectId ?? `pay_${randomHex(8)}`;
+  const now = options.nowSeconds * 1000;
+  const event = {
+    id: options.eventId ?? `evt_${randomHex(16)}&${Number.parseInt(randomHex(3), 16)}`,
+    event: type,
+    // Brasília time without a zone, as Asaas writes it (UTC-03:00).
+    dateCreated: new Date(now - 3 * 3600_000).toISOString().replace('T', ' ').slice(0, 19),
+    account: { id: 'acc_local_0001', ownerId: null },
+    payment: {
+      object: 'payment',
+      id: paymentId,
+      customer: 'cus_000005113026',
+      value: 100,
+      netValue: 94.51,
+      billingType: 'PIX',
+      status: PAYMENT_STATUS[type] ?? 'PENDING',
+      dueDate: new Date(now).toISOString().slice(0, 10),
+    },
+  };
+  return {
+    body: JSON.stringify(event),
+    headers: { 'content-type': 'application/json' },
+    summary: `${type} ${event.id} about ${paymentId}`,
+  };
+}
+
+export const asaasProvider = defineProvider({
   id: 'asaas',
   name: 'Asaas',
   defaults: {
@@ -83,7 +135,34 @@ export const asaasProvider: Provider = {
     claimTtlSeconds: 21 * 24 * 3600,
     keyRules: { default: { kind: 'event-id' } },
   },
+  defaultAccount: DEFAULT_ACCOUNT,
+  secret: {
+    // Asaas sends a static token rather than signing.
+    envVar: 'WEBHOOK_TOKEN_ASAAS',
+    hint: 'the webhook authentication token (asaas-access-token) set in the Asaas webhook settings',
+    devSecret: 'local-asaas-token',
+  },
+  headers: { secret: ['asaas-access-token'] },
   verify,
   extract,
   readPayload,
-};
+  dev: { sampleTypes: ['PAYMENT_RECEIVED', 'PAYMENT_CREATED', 'PAYMENT_CONFIRMED'], sample, sign },
+  docs: {
+    signature: {
+      header: '`asaas-access-token: <token>`',
+      signedContent: 'nothing: a static shared token',
+      digest: 'constant-time comparison',
+      tolerance: 'none',
+    },
+    identity: {
+      eventId: 'payload `id` (`evt_…&…`)',
+      eventType: 'payload `event`',
+      account: 'payload `account.id`, else `default`',
+      object: "`payment.id` etc., named by the event's first word",
+    },
+    retryWindow: {
+      text: 'events kept 14 days while a paused queue waits',
+      source: 'https://docs.asaas.com/docs/faq-de-webhooks',
+    },
+  },
+});

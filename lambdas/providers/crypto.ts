@@ -3,7 +3,7 @@
  * and tolerant payload readers. None of them throws on untrusted input: a value that cannot be
  * decoded or parsed comes back as `undefined`, which callers treat as "no match".
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type PayloadFormat, readJsonPayload } from '../shared/payload.js';
 import type { WebhookRequest } from './types.js';
 
@@ -172,3 +172,10 @@ export function withinTolerance(timestamp: number, now: number, tolerance: numbe
   if (!Number.isFinite(now)) return false;
   return now - timestamp <= tolerance && timestamp - now <= tolerance;
 }
+
+/** Random hex for sample ids (development samples only). */
+export const randomHex = (bytes: number): string => randomBytes(bytes).toString('hex');
+
+/** `body` as bytes, for signing a sample. */
+export const bodyBytes = (body: string | Buffer): Buffer =>
+  typeof body === 'string' ? Buffer.from(body) : body;

@@ -3,17 +3,31 @@
  * client secret. Nothing time-related is signed, and no header is.
  * https://shopify.dev/docs/apps/build/webhooks
  */
+import { randomUUID } from 'node:crypto';
 import {
+  bodyBytes,
   decodeBase64,
   hmacSha256,
   idString,
   isoToEpochSeconds,
+  randomHex,
   readHeader,
   readRequestPayload,
   safeEqualAny,
   usableSecrets,
 } from './crypto.js';
-import type { ExtractResult, Provider, VerifyOptions, VerifyResult, WebhookRequest } from './types.js';
+import { defineProvider } from './define.js';
+import type {
+  DevSample,
+  DevSampleOptions,
+  ExtractResult,
+  VerifyOptions,
+  VerifyResult,
+  WebhookRequest,
+} from './types.js';
+
+/** A delivery without a shop domain header. */
+const DEFAULT_ACCOUNT = 'default';
 
 function verify(request: WebhookRequest, options: VerifyOptions): VerifyResult {
   const secrets = usableSecrets(options.secrets);
@@ -63,7 +77,7 @@ function extract(request: WebhookRequest): ExtractResult {
       eventType,
       // Not signed, and every shop shares the app secret: cross-check it against the installation
       // before trusting it for anything beyond key scope.
-      account: readHeader(request.headers, 'x-shopify-shop-domain')?.toLowerCase() ?? 'default',
+      account: readHeader(request.headers, 'x-shopify-shop-domain')?.toLowerCase() ?? DEFAULT_ACCOUNT,
       objectId: shopifyResourceId(payload),
       objectKind: shopifyObjectKind(eventType),
       occurredAt: isoToEpochSeconds(payload.updated_at),
@@ -90,7 +104,44 @@ function secretScope(request: WebhookRequest): string | undefined {
   return readHeader(request.headers, 'x-shopify-shop-domain')?.toLowerCase();
 }
 
-export const shopifyProvider: Provider = {
+/** `X-Shopify-Hmac-Sha256` for `body`, as Shopify computes it. */
+function sign(body: string | Buffer, secret: string): Record<string, string> {
+  return { 'x-shopify-hmac-sha256': hmacSha256(secret, bodyBytes(body)).toString('base64') };
+}
+
+/** An order webhook (https://shopify.dev/docs/api/webhooks?reference=toml#list-orders/create). */
+function sample(type: string, options: DevSampleOptions): DevSample {
+  const orderId = options.objectId ?? String(5_000_000_000_000 + Number.parseInt(randomHex(3), 16));
+  const now = options.nowSeconds * 1000;
+  const order = {
+    id: Number(orderId),
+    admin_graphql_api_id: `gid://shopify/Order/${orderId}`,
+    name: '#1001',
+    email: 'bob.norman@mail.example.com',
+    created_at: new Date(now - 60_000).toISOString(),
+    updated_at: new Date(now).toISOString(),
+    financial_status: type === 'orders/create' ? 'pending' : 'paid',
+    fulfillment_status: null,
+    total_price: '199.00',
+    currency: 'USD',
+  };
+  const webhookId = options.eventId ?? randomUUID();
+  return {
+    body: JSON.stringify(order),
+    headers: {
+      'content-type': 'application/json',
+      'x-shopify-topic': type,
+      'x-shopify-shop-domain': 'example-shop.myshopify.com',
+      'x-shopify-webhook-id': webhookId,
+      'x-shopify-event-id': webhookId,
+      'x-shopify-triggered-at': new Date(now).toISOString(),
+      'x-shopify-api-version': '2025-10',
+    },
+    summary: `${type} order ${orderId}`,
+  };
+}
+
+export const shopifyProvider = defineProvider({
   id: 'shopify',
   name: 'Shopify',
   defaults: {
@@ -99,8 +150,34 @@ export const shopifyProvider: Provider = {
     claimTtlSeconds: 3 * 24 * 3600,
     keyRules: { default: { kind: 'event-id' } },
   },
+  defaultAccount: DEFAULT_ACCOUNT,
+  secret: {
+    hint: "the app's client secret (Partners dashboard / app settings > API credentials)",
+    devSecret: 'local-shopify-secret',
+  },
+  headers: { secret: ['x-shopify-hmac-sha256'], forward: ['x-shopify-'] },
   verify,
   extract,
   readPayload,
   secretScope,
-};
+  dev: { sampleTypes: ['orders/create', 'orders/updated'], sample, sign },
+  docs: {
+    signature: {
+      header: '`X-Shopify-Hmac-Sha256: <base64>`',
+      signedContent: 'raw body',
+      digest: "HMAC-SHA256 base64; the app's client secret",
+      tolerance: 'none signed',
+    },
+    identity: {
+      eventId: 'header `X-Shopify-Event-Id`, else `X-Shopify-Webhook-Id`',
+      eventType: 'header `X-Shopify-Topic`',
+      account:
+        "header `X-Shopify-Shop-Domain` (lower-cased; unsigned: it chooses the shop's own secret, and business rows are keyed by global ids, see Tenancy)",
+      object: 'payload `id` (topic resource, e.g. `order`)',
+    },
+    retryWindow: {
+      text: '8 retries over 4 hours',
+      source: 'https://shopify.dev/changelog/updates-to-webhook-retry-mechanism',
+    },
+  },
+});

@@ -4,7 +4,9 @@
  * `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with the base64-decoded secret.
  * https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md
  */
+
 import {
+  bodyBytes,
   decodeBase64,
   effectiveTolerance,
   field,
@@ -13,17 +15,28 @@ import {
   isoToEpochSeconds,
   nonEmptyString,
   parseUnixSeconds,
+  randomHex,
   readHeader,
   readRequestPayload,
   safeEqualAny,
   usableSecrets,
   withinTolerance,
 } from './crypto.js';
-import type { ExtractResult, Provider, VerifyOptions, VerifyResult, WebhookRequest } from './types.js';
+import { defineProvider } from './define.js';
+import type {
+  DevSample,
+  DevSampleOptions,
+  ExtractResult,
+  VerifyOptions,
+  VerifyResult,
+  WebhookRequest,
+} from './types.js';
 
 /** The reference libraries' `WEBHOOK_TOLERANCE_IN_SECONDS`. */
 const DEFAULT_TOLERANCE_SECONDS = 5 * 60;
 const SECRET_PREFIX = 'whsec_';
+/** One secret per endpoint: the endpoint is the scope. */
+const DEFAULT_ACCOUNT = 'default';
 
 interface StandardHeaders {
   readonly id: string | undefined;
@@ -126,15 +139,50 @@ function extract(request: WebhookRequest): ExtractResult {
     event: {
       eventId,
       eventType,
-      // One secret per endpoint: the endpoint is the scope.
-      account: 'default',
+      account: DEFAULT_ACCOUNT,
       objectId: idString(field(payload.data, 'id')),
       occurredAt: isoToEpochSeconds(payload.timestamp),
     },
   };
 }
 
-export const standardProvider: Provider = {
+/**
+ * `webhook-id`, `webhook-timestamp` and `webhook-signature` for `body`, as the reference libraries'
+ * `sign` computes them; the id is the sample's own `webhook-id`, else a fresh one.
+ */
+function sign(
+  body: string | Buffer,
+  secret: string,
+  nowSeconds: number,
+  headers: Readonly<Record<string, string>> = {},
+): Record<string, string> {
+  const id = headers['webhook-id'] ?? `msg_${randomHex(12)}`;
+  const key = decodeSecret(secret) ?? Buffer.alloc(0);
+  const signature = hmacSha256(key, Buffer.concat([Buffer.from(`${id}.${nowSeconds}.`), bodyBytes(body)]));
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(nowSeconds),
+    'webhook-signature': `v1,${signature.toString('base64')}`,
+  };
+}
+
+/** An invoice event in the spec's payload shape (`type`, `timestamp`, `data`). */
+function sample(type: string, options: DevSampleOptions): DevSample {
+  const invoiceId = options.objectId ?? `inv_${randomHex(8)}`;
+  const body = JSON.stringify({
+    type,
+    timestamp: new Date(options.nowSeconds * 1000).toISOString(),
+    data: { id: invoiceId, amount: 4200, currency: 'EUR', status: type.split('.').at(-1) },
+  });
+  const id = options.eventId ?? `msg_${randomHex(12)}`;
+  return {
+    body,
+    headers: { 'content-type': 'application/json', 'webhook-id': id },
+    summary: `${type} ${id} about ${invoiceId}`,
+  };
+}
+
+export const standardProvider = defineProvider({
   id: 'standard',
   name: 'Standard Webhooks',
   defaults: {
@@ -144,7 +192,33 @@ export const standardProvider: Provider = {
     toleranceSeconds: DEFAULT_TOLERANCE_SECONDS,
     keyRules: { default: { kind: 'event-id' } },
   },
+  defaultAccount: DEFAULT_ACCOUNT,
+  secret: {
+    hint: 'the endpoint signing secret (whsec_..., base64 after the prefix) from the Svix / Standard Webhooks sender',
+    // Standard Webhooks secrets are base64 after `whsec_`.
+    devSecret: `whsec_${Buffer.from('local-standard-webhooks-secret!!').toString('base64')}`,
+  },
+  headers: { secret: ['webhook-signature', 'svix-signature'], forward: ['webhook-', 'svix-'] },
   verify,
   extract,
   readPayload,
-};
+  dev: { sampleTypes: ['invoice.paid', 'invoice.created'], sample, sign },
+  docs: {
+    signature: {
+      header: '`webhook-signature: v1,<b64> [v1,<b64> …]` (or `svix-signature`)',
+      signedContent: '`<webhook-id>.<webhook-timestamp>.<raw body>`',
+      digest: 'HMAC-SHA256 base64; key = base64-decode of the secret after `whsec_`',
+      tolerance: '300 s either way',
+    },
+    identity: {
+      eventId: 'header `webhook-id` / `svix-id`',
+      eventType: 'payload `type`',
+      account: '`default`',
+      object: '`data.id`',
+    },
+    retryWindow: {
+      text: 'Svix: 8 attempts over about 27.6 hours',
+      source: 'https://docs.svix.com/retries',
+    },
+  },
+});

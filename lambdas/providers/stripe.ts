@@ -2,7 +2,9 @@
  * Stripe: `Stripe-Signature: t=<unix>,v1=<hex>[,v1=<hex>...]`, HMAC-SHA256 of `<t>.<raw body>`
  * keyed with the endpoint secret string as-is. https://docs.stripe.com/webhooks/signature
  */
+
 import {
+  bodyBytes,
   decodeHex,
   effectiveTolerance,
   field,
@@ -10,13 +12,25 @@ import {
   isoToEpochSeconds,
   nonEmptyString,
   parseUnixSeconds,
+  randomHex,
   readHeader,
   readRequestPayload,
   safeEqualAny,
   usableSecrets,
   withinTolerance,
 } from './crypto.js';
-import type { ExtractResult, Provider, VerifyOptions, VerifyResult, WebhookRequest } from './types.js';
+import { defineProvider } from './define.js';
+import type {
+  DevSample,
+  DevSampleOptions,
+  ExtractResult,
+  VerifyOptions,
+  VerifyResult,
+  WebhookRequest,
+} from './types.js';
+
+/** The platform's own events name no `account`. */
+const DEFAULT_ACCOUNT = 'platform';
 
 /** stripe-node's `DEFAULT_TOLERANCE`. */
 const DEFAULT_TOLERANCE_SECONDS = 300;
@@ -105,7 +119,7 @@ function extract(request: WebhookRequest): ExtractResult {
         eventId,
         eventType,
         // A thin event names its Connect account in `context` rather than `account`.
-        account: nonEmptyString(payload.account) ?? nonEmptyString(payload.context) ?? 'platform',
+        account: nonEmptyString(payload.account) ?? nonEmptyString(payload.context) ?? DEFAULT_ACCOUNT,
         objectId: nonEmptyString(field(related, 'id')),
         objectKind: nonEmptyString(field(related, 'type')),
         occurredAt: isoToEpochSeconds(payload.created),
@@ -121,7 +135,7 @@ function extract(request: WebhookRequest): ExtractResult {
       eventId,
       eventType,
       // Connect events name the connected account; the platform's own events have no `account`.
-      account: nonEmptyString(payload.account) ?? 'platform',
+      account: nonEmptyString(payload.account) ?? DEFAULT_ACCOUNT,
       objectId: nonEmptyString(field(object, 'id')),
       objectKind: nonEmptyString(field(object, 'object')),
       occurredAt: typeof created === 'number' && Number.isSafeInteger(created) ? created : undefined,
@@ -129,7 +143,62 @@ function extract(request: WebhookRequest): ExtractResult {
   };
 }
 
-export const stripeProvider: Provider = {
+/** `Stripe-Signature` for `body`, as Stripe computes it (stripe-node's `generateTestHeaderString`). */
+function sign(body: string | Buffer, secret: string, nowSeconds: number): Record<string, string> {
+  const signature = hmacSha256(secret, Buffer.concat([Buffer.from(`${nowSeconds}.`), bodyBytes(body)]));
+  return { 'stripe-signature': `t=${nowSeconds},v1=${signature.toString('hex')}` };
+}
+
+const INTENT_STATUS: Readonly<Record<string, string>> = {
+  'payment_intent.succeeded': 'succeeded',
+  'payment_intent.processing': 'processing',
+  'payment_intent.payment_failed': 'requires_payment_method',
+  'payment_intent.canceled': 'canceled',
+};
+
+/** An event in the documented shape (https://docs.stripe.com/api/events/object), compact JSON as Stripe sends. */
+function sample(type: string, options: DevSampleOptions): DevSample {
+  const intentId = options.objectId ?? `pi_${randomHex(12)}`;
+  const object = type.startsWith('charge.')
+    ? {
+        id: `ch_${randomHex(12)}`,
+        object: 'charge',
+        payment_intent: intentId,
+        amount: 2000,
+        amount_refunded: 2000,
+        refunded: true,
+        currency: 'usd',
+      }
+    : type.startsWith('payment_intent.')
+      ? {
+          id: intentId,
+          object: 'payment_intent',
+          amount: 2000,
+          amount_received: type === 'payment_intent.succeeded' ? 2000 : 0,
+          currency: 'usd',
+          status: INTENT_STATUS[type] ?? 'requires_action',
+          receipt_email: 'jenny.rosen@example.com',
+          customer: 'cus_NffrFeUfNV2Hib',
+        }
+      : { id: `cus_${randomHex(8)}`, object: 'customer', email: 'jenny.rosen@example.com' };
+  const event = {
+    id: options.eventId ?? `evt_${randomHex(12)}`,
+    object: 'event',
+    api_version: '2024-06-20',
+    created: options.nowSeconds,
+    livemode: false,
+    pending_webhooks: 1,
+    type,
+    data: { object },
+  };
+  return {
+    body: JSON.stringify(event),
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+    summary: `${type} ${event.id} about ${object.id}`,
+  };
+}
+
+export const stripeProvider = defineProvider({
   id: 'stripe',
   name: 'Stripe',
   defaults: {
@@ -144,7 +213,43 @@ export const stripeProvider: Provider = {
       byEventType: { 'payment_intent.*': { kind: 'composite' } },
     },
   },
+  defaultAccount: DEFAULT_ACCOUNT,
+  secret: {
+    hint: 'the endpoint signing secret (whsec_...) from Developers > Webhooks > your endpoint',
+    devSecret: 'whsec_local_development_secret',
+  },
+  headers: { secret: ['stripe-signature'], forward: ['stripe-'] },
   verify,
   extract,
   readPayload,
-};
+  dev: {
+    sampleTypes: [
+      'payment_intent.succeeded',
+      'payment_intent.processing',
+      'payment_intent.payment_failed',
+      'charge.refunded',
+      'customer.created',
+    ],
+    sample,
+    sign,
+  },
+  docs: {
+    signature: {
+      header: '`Stripe-Signature: t=…,v1=…[,v1=…]` (`v0` ignored)',
+      signedContent: '`<t>.<raw body>`',
+      digest: 'HMAC-SHA256 hex; the `whsec_…` secret as-is',
+      tolerance:
+        '300 s, old **and** future (stripe-node only rejects old ones: a far-future timestamp is never legitimate)',
+    },
+    identity: {
+      eventId: 'payload `id`',
+      eventType: 'payload `type`',
+      account: 'payload `account`, else `platform`',
+      object: '`data.object.id` (`data.object.object`); thin events: `related_object.id`',
+    },
+    retryWindow: {
+      text: '3 days (live mode, exponential back-off); dashboard/CLI resends later',
+      source: 'https://docs.stripe.com/webhooks',
+    },
+  },
+});

@@ -1,15 +1,20 @@
 /**
  * The contract every provider module fulfils. A provider module is pure: it
  * reads the raw request (headers + exact body bytes) and never touches AWS.
+ *
+ * Everything about a provider lives in its module (lambdas/providers/<id>.ts, built with
+ * `defineProvider`); the route ids, secrets, forwarded headers, alarms, samples and docs tables are
+ * all read from the registry (./index.ts), so adding a provider is one file plus one registry line.
  */
+import type { RegisteredProviderId } from './index.js';
 
-/** Route ids, as they appear in `POST /webhooks/{provider}`. */
-export const PROVIDER_IDS = ['stripe', 'github', 'shopify', 'asaas', 'standard'] as const;
-export type ProviderId = (typeof PROVIDER_IDS)[number];
-
-export function isProviderId(value: string): value is ProviderId {
-  return (PROVIDER_IDS as readonly string[]).includes(value);
-}
+/**
+ * Route ids, as they appear in `POST /webhooks/{provider}`: the ids of the registry's providers,
+ * derived from the registry line in ./index.ts. A registry built for a test with extra providers
+ * (`withProviders`) has those too at run time; every table reads the registry, not this type.
+ */
+export type ProviderId = RegisteredProviderId;
+export { isProviderId, PROVIDER_IDS } from './index.js';
 
 /** What a provider module sees of one HTTP delivery. */
 export interface WebhookRequest {
@@ -93,11 +98,108 @@ export interface ProviderDefaults {
   readonly keyRules: KeyRules;
 }
 
-export interface Provider {
-  readonly id: ProviderId;
+/** Where the provider's secret comes from and what it is. */
+export interface ProviderSecret {
+  /** Environment variable of the local stack and tests (comma-separated for several). @default `WEBHOOK_SECRET_<ID>` */
+  readonly envVar: string;
+  /** What the operator puts in the provider's Secrets Manager secret, and where the provider shows it. */
+  readonly hint: string;
+  /** The local stack's development default (`npm start`, `npm run send`); never used when deployed. */
+  readonly devSecret: string;
+}
+
+/** The request headers the provider sends, as they concern the queue message. */
+export interface ProviderHeaders {
+  /** Headers that prove authenticity (signatures, tokens): they never leave the receiver. */
+  readonly secret: readonly string[];
+  /** Prefixes of the headers worth keeping with the event (ids, topics, delivery times). */
+  readonly forward: readonly string[];
+}
+
+export interface ProviderAlarms {
+  /**
+   * Whether `duplicate-ratio-low-<provider>` (retries no longer recognised) is on by default: off for
+   * a provider that never retries on its own, for which zero duplicates is the normal state.
+   */
+  readonly duplicateRatioLow: boolean;
+}
+
+/** What `npm run send` and the benchmarks ask of a sample. */
+export interface DevSampleOptions {
+  /** Fixes the provider event id (for redelivering "the same" event). */
+  readonly eventId?: string;
+  /** Fixes the business object id (payment intent, order, payment, invoice). */
+  readonly objectId?: string;
+  /** Epoch seconds; the signed timestamp and the payload's times. */
+  readonly nowSeconds: number;
+  /** Only for the types in `sizedTypes`: grow the body to exactly this many bytes. */
+  readonly bytes?: number;
+}
+
+/** A sample delivery before signing: the provider's documented shape and its unsigned headers. */
+export interface DevSample {
+  readonly body: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** What the delivery is about, for printing: `<type> <event id> about <object id>`. */
+  readonly summary: string;
+}
+
+/**
+ * Development support: realistic sample deliveries signed by the provider's documented rule (the
+ * tests cross-check `sign` against the providers' official libraries). Used by `npm run send`,
+ * `webhooks send`, the local stack's tests and the benchmarks, never by the receiver itself.
+ */
+export interface ProviderDev {
+  /** Event types with a tailored sample; the first is the default. */
+  readonly sampleTypes: readonly [string, ...string[]];
+  /** Event types whose sample can be grown to an exact size (`--bytes`). @default none */
+  readonly sizedTypes: readonly string[];
+  /** A sample of `type` (a type without a tailored sample gets the generic shape with that type). */
+  sample(type: string, options: DevSampleOptions): DevSample;
+  /**
+   * The headers that authenticate `body` with `secret` at `nowSeconds`, to merge over the sample's
+   * own. `headers` are the unsigned ones (a scheme that signs an id reads it from there).
+   */
+  sign(
+    body: string | Buffer,
+    secret: string,
+    nowSeconds: number,
+    headers?: Readonly<Record<string, string>>,
+  ): Record<string, string>;
+}
+
+/** The provider's rows of the tables in README.md and docs/ (`npm run docs` writes them). */
+export interface ProviderDocs {
+  /** docs/rules.md, "Signatures": the header, the signed content, digest and key, the tolerance. */
+  readonly signature: {
+    readonly header: string;
+    readonly signedContent: string;
+    readonly digest: string;
+    readonly tolerance: string;
+  };
+  /** docs/rules.md, "What identifies an event". */
+  readonly identity: {
+    readonly eventId: string;
+    readonly eventType: string;
+    readonly account: string;
+    readonly object: string;
+  };
+  /** The provider's own retry behaviour, with the page it is documented on. */
+  readonly retryWindow: { readonly text: string; readonly source: string };
+}
+
+export interface Provider<Id extends string = ProviderId> {
+  readonly id: Id;
   /** Human name for logs and docs. */
   readonly name: string;
   readonly defaults: ProviderDefaults;
+  /** The account scope of an event whose payload names none (docs/rules.md, section 2). */
+  readonly defaultAccount: string;
+  readonly secret: ProviderSecret;
+  readonly headers: ProviderHeaders;
+  readonly alarms: ProviderAlarms;
+  readonly dev: ProviderDev;
+  readonly docs: ProviderDocs;
   /**
    * Checks authenticity over the exact raw body bytes. Never throws: any malformed input is a
    * failure result. Compares in constant time after checking lengths; any configured secret may match.

@@ -3,6 +3,7 @@
  * processor needs, so it never has to go back to the provider or the receiver.
  */
 import { isUtf8 } from 'node:buffer';
+import { PROVIDERS } from '../providers/index.js';
 import type { ProviderEvent, ProviderId } from '../providers/types.js';
 
 export { SQS_MAX_MESSAGE_BYTES } from '../shared/payload-limits.js';
@@ -59,21 +60,25 @@ export function claimCheckOf(
   return { ...envelope, payloadKey, bodyBytes };
 }
 
-/** Headers that prove authenticity: they never leave the receiver. */
-const SECRET_HEADERS = new Set([
-  'stripe-signature',
-  'x-hub-signature',
-  'x-hub-signature-256',
-  'x-shopify-hmac-sha256',
-  'asaas-access-token',
-  'webhook-signature',
-  'svix-signature',
+const providers = Object.values(PROVIDERS);
+/**
+ * Headers that prove authenticity: they never leave the receiver. Every provider's (its module's
+ * `headers.secret`), whichever route a delivery came by, and the generic credentials.
+ */
+const SECRET_HEADERS: ReadonlySet<string> = new Set([
+  ...providers.flatMap((provider) => provider.headers.secret),
   'authorization',
   'cookie',
   'proxy-authorization',
 ]);
-/** Provider headers worth keeping (ids, topics, delivery times); everything else is transport noise. */
-const KEPT_HEADER_PREFIXES = ['x-github-', 'x-shopify-', 'webhook-', 'svix-', 'stripe-'];
+/**
+ * Provider headers worth keeping (ids, topics, delivery times: each module's `headers.forward`),
+ * besides the generic ones below; everything else is transport noise.
+ */
+const KEPT_HEADER_PREFIXES: readonly string[] = [
+  ...new Set(providers.flatMap((provider) => provider.headers.forward)),
+];
+const KEPT_HEADERS: ReadonlySet<string> = new Set(['content-type', 'user-agent']);
 
 export function forwardedHeaders(
   headers: Readonly<Record<string, string | undefined>>,
@@ -81,11 +86,7 @@ export function forwardedHeaders(
   const kept: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || SECRET_HEADERS.has(name)) continue;
-    if (
-      name === 'content-type' ||
-      name === 'user-agent' ||
-      KEPT_HEADER_PREFIXES.some((p) => name.startsWith(p))
-    ) {
+    if (KEPT_HEADERS.has(name) || KEPT_HEADER_PREFIXES.some((p) => name.startsWith(p))) {
       kept[name] = value;
     }
   }

@@ -2,6 +2,7 @@
  * Where signing secrets come from. Each provider may have several (current and previous, during a
  * rotation); a delivery signed with any of them is accepted.
  */
+import { PROVIDERS, perProvider } from '../providers/index.js';
 import type { ProviderId } from '../providers/types.js';
 import { ConfigError } from './settings.js';
 
@@ -76,14 +77,13 @@ function parseAccountSecretsEnv(text: string | undefined, name: string): Record<
   return parseAccountSecrets(parsed, name);
 }
 
-/** Environment variable per provider (Asaas sends a static token rather than signing). */
-export const SECRET_ENV_VARS: Readonly<Record<ProviderId, string>> = {
-  stripe: 'WEBHOOK_SECRET_STRIPE',
-  github: 'WEBHOOK_SECRET_GITHUB',
-  shopify: 'WEBHOOK_SECRET_SHOPIFY',
-  asaas: 'WEBHOOK_TOKEN_ASAAS',
-  standard: 'WEBHOOK_SECRET_STANDARD',
-};
+/** The environment variable holding a provider's secrets: its module's `secret.envVar`. */
+export function secretEnvVar(provider: ProviderId): string {
+  return PROVIDERS[provider].secret.envVar;
+}
+
+/** Environment variable per provider, from the registry (`WEBHOOK_SECRET_<ID>` unless the module names another). */
+export const SECRET_ENV_VARS: Readonly<Record<ProviderId, string>> = perProvider((p) => p.secret.envVar);
 
 /** `a,b` -> `['a', 'b']`: comma-separated, surrounding blanks trimmed, empty entries dropped. */
 export function parseSecretList(value: string | undefined): string[] {
@@ -100,7 +100,7 @@ export class EnvSecretSource implements SecretSource {
   private set(provider: ProviderId): SecretSet {
     const name = accountSecretsEnvVar(provider);
     return {
-      secrets: parseSecretList(this.env[SECRET_ENV_VARS[provider]]),
+      secrets: parseSecretList(this.env[secretEnvVar(provider)]),
       accounts: parseAccountSecretsEnv(this.env[name], name),
     };
   }

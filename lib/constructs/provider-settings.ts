@@ -16,7 +16,7 @@ export interface ProviderKeyRules {
   readonly default?: KeyRuleKind;
   /**
    * Per event type: exact (`charge.refunded`) or a prefix ending in `*` (`charge.*`). Merged over
-   * the provider's own (Stripe: `payment_intent.*` is `composite`).
+   * the provider module's own `defaults.keyRules.byEventType`.
    * @default the provider module's
    */
   readonly byEventType?: Readonly<Record<string, KeyRuleKind>>;
@@ -25,12 +25,12 @@ export interface ProviderKeyRules {
 export interface ProviderSettingsOptions {
   /**
    * How long a claim blocks duplicates: the provider's retry window plus a margin for replays.
-   * @default the provider module's: Stripe 7 days, GitHub 7 days, Shopify 3 days, Asaas 21 days, Standard 3 days
+   * @default the provider module's `defaults.claimTtlSeconds` (lambdas/providers/<id>.ts; docs/rules.md lists them)
    */
   readonly claimTtl?: Duration;
   /**
-   * Signed-timestamp tolerance (Stripe and Standard Webhooks sign one; the others ignore it).
-   * @default the provider module's: 300 seconds
+   * Signed-timestamp tolerance, for providers that sign a timestamp (the others ignore it).
+   * @default the provider module's `defaults.toleranceSeconds`
    */
   readonly signatureTolerance?: Duration;
   /** @default the provider module's key rules (docs/rules.md) */

@@ -19,6 +19,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { PROVIDERS } from '../../lambdas/providers/index.js';
 import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types.js';
 import {
   METRIC_NAMESPACE,
@@ -115,15 +116,6 @@ export interface WebhookAlarmsProps {
   readonly alarmNamePrefix?: string;
 }
 
-/** GitHub never redelivers on its own: zero duplicates is its normal state. */
-const DUPLICATE_RATIO_LOW_ENABLED: Readonly<Record<ProviderId, boolean>> = {
-  stripe: true,
-  github: false,
-  shopify: true,
-  asaas: true,
-  standard: true,
-};
-
 const DEFAULTS = {
   duplicateRatioHigh: { threshold: 0.5, minDeliveries: 10 },
   duplicateRatioLow: { threshold: 0.0001, minDeliveries: 1000 },
@@ -156,7 +148,8 @@ export function alarmDefinitions(props: WebhookAlarmsProps): AlarmDefinition[] {
     };
     const low = {
       ...DEFAULTS.duplicateRatioLow,
-      enabled: DUPLICATE_RATIO_LOW_ENABLED[provider],
+      // Off by default for a provider that never redelivers on its own (its module's `alarms`).
+      enabled: PROVIDERS[provider].alarms.duplicateRatioLow,
       ...props.providers?.[provider]?.duplicateRatioLow,
     };
     if (high.enabled) {

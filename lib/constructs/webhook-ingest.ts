@@ -150,7 +150,7 @@ export class WebhookIngest extends Construct {
         id: 'AwsSolutions-APIG4',
         reason:
           'Webhook providers cannot send AWS credentials or JWTs: every delivery is authenticated by its ' +
-          'provider signature (HMAC over the raw body, or the Asaas token) inside the receiver Lambda, ' +
+          'provider signature (an HMAC over the raw body, or a shared token) inside the receiver Lambda, ' +
           'before anything is written.',
       });
     }

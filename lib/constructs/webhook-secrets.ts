@@ -11,16 +11,6 @@ import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types.js'
 import { SECRET_PLACEHOLDER } from '../../lambdas/shared/secrets-manager.js';
 import { providerPascal } from './naming.js';
 
-/** What the operator puts in each provider's secret, and where the provider shows it. */
-const SECRET_HINTS: Readonly<Record<ProviderId, string>> = {
-  stripe: 'the endpoint signing secret (whsec_...) from Developers > Webhooks > your endpoint',
-  github: "the webhook's secret, as typed in the repository or organization webhook settings",
-  shopify: "the app's client secret (Partners dashboard / app settings > API credentials)",
-  asaas: 'the webhook authentication token (asaas-access-token) set in the Asaas webhook settings',
-  standard:
-    'the endpoint signing secret (whsec_..., base64 after the prefix) from the Svix / Standard Webhooks sender',
-};
-
 export interface WebhookSecretsProps {
   /** @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy;
@@ -32,11 +22,12 @@ export class WebhookSecrets extends Construct {
   constructor(scope: Construct, id: string, props: WebhookSecretsProps = {}) {
     super(scope, id);
     const secrets = {} as Record<ProviderId, secretsmanager.Secret>;
+    const issuers = PROVIDER_IDS.map((provider) => PROVIDERS[provider].name).join(', ');
     for (const provider of PROVIDER_IDS) {
       const secret = new secretsmanager.Secret(this, providerPascal(provider), {
         description:
           `${PROVIDERS[provider].name} webhook signing secret for the idempotent webhook receiver. ` +
-          `Put JSON {"current":"<secret>"} here: ${SECRET_HINTS[provider]}. While rotating, ` +
+          `Put JSON {"current":"<secret>"} here: ${PROVIDERS[provider].secret.hint}. While rotating, ` +
           `{"current":"<new>","previous":"<old>"} accepts both. "${SECRET_PLACEHOLDER}" is never accepted.`,
         // A placeholder, not a secret: it is in the template on purpose, and the receiver refuses it.
         // CloudFormation only writes it on creation (or if this text changes): a later deploy leaves
@@ -47,7 +38,7 @@ export class WebhookSecrets extends Construct {
       Validations.of(secret).acknowledge({
         id: 'AwsSolutions-SMG4',
         reason:
-          'The value is issued by the webhook provider (Stripe, GitHub, Shopify, Asaas, Svix dashboards), ' +
+          `The value is issued by the webhook provider (the ${issuers} dashboards), ` +
           'so no rotation Lambda can rotate it; operators rotate it by hand with the current/previous ' +
           'procedure in docs/deploy.md.',
       });

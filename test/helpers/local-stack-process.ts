@@ -3,10 +3,13 @@
  * port, outputs file and cdk.out), waits for its outputs file and "ready", and stops the whole group.
  * Shared by the end-to-end suites; bounded waits print the stack's log when they time out.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { PROVIDER_IDS } from '../../lambdas/providers/index.js';
+import { SECRET_ENV_VARS } from '../../lambdas/shared/secrets.js';
 import { freePort } from '../../local/emulators.js';
 import { TEST_SECRETS } from './signing.js';
 
@@ -37,11 +40,10 @@ export async function startLocalStackProcess(
     LOCAL_OUTPUTS_FILE: outputsFile,
     // Its own cdk.out, so suites that start a stack at the same time do not synthesize over each other.
     LOCAL_CDK_OUT: join(workDir, 'cdk.out'),
-    WEBHOOK_SECRET_STRIPE: TEST_SECRETS.stripe,
-    WEBHOOK_SECRET_GITHUB: TEST_SECRETS.github,
-    WEBHOOK_SECRET_SHOPIFY: TEST_SECRETS.shopify,
-    WEBHOOK_TOKEN_ASAAS: TEST_SECRETS.asaas,
-    WEBHOOK_SECRET_STANDARD: TEST_SECRETS.standard,
+    // Each provider's variable (its module's `secret.envVar`) holds the test secret.
+    ...Object.fromEntries(
+      PROVIDER_IDS.map((provider) => [SECRET_ENV_VARS[provider], TEST_SECRETS[provider]]),
+    ),
     ...extraEnv,
   };
   let log = '';

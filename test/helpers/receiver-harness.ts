@@ -104,13 +104,10 @@ export async function createReceiverHarness(
     store,
     queue,
     archive,
-    secrets: new StaticSecretSource({
-      stripe: [TEST_SECRETS.stripe],
-      github: [TEST_SECRETS.github],
-      shopify: [TEST_SECRETS.shopify],
-      asaas: [TEST_SECRETS.asaas],
-      standard: [TEST_SECRETS.standard],
-    }),
+    // One test secret per provider that has one (a test adding a provider passes its own secrets).
+    secrets: new StaticSecretSource(
+      Object.fromEntries(Object.entries(TEST_SECRETS).map(([provider, secret]) => [provider, [secret]])),
+    ),
     log: {
       warn: (message, details) => logs.push({ level: 'warn', message, details }),
       error: (message, details) => logs.push({ level: 'error', message, details }),

@@ -1,0 +1,62 @@
+/** The per-provider tables in README.md and docs/ are written from the registry (`npm run docs`). */
+import { describe, expect, it } from 'vitest';
+import { withProviders } from '../../lambdas/providers/index.js';
+import { DocsMarkerError, formatDuration, renderProviderTables, updateDocs } from '../../local/docs.js';
+import { acmeProvider } from '../fixtures/providers/acme.js';
+
+const doc = (name: string, indent = '') =>
+  [
+    `intro`,
+    `${indent}<!-- providers:${name} -->`,
+    `${indent}| stale |`,
+    `${indent}<!-- /providers:${name} -->`,
+    'outro',
+  ].join('\n');
+
+describe('provider tables', () => {
+  it('are up to date in README.md and docs/rules.md (run npm run docs when this fails)', () => {
+    expect(updateDocs({ write: false })).toEqual([]);
+  });
+
+  it('rewrite only what is between the markers, keeping their indentation', () => {
+    const rendered = renderProviderTables(doc('dev-secrets', '  '));
+    expect(rendered.split('\n')).toEqual([
+      'intro',
+      '  <!-- providers:dev-secrets -->',
+      '  | provider | default |',
+      '  | --- | --- |',
+      '  | stripe | `whsec_local_development_secret` |',
+      '  | github | `local-github-secret` |',
+      '  | shopify | `local-shopify-secret` |',
+      '  | asaas | `local-asaas-token` |',
+      '  | standard | `whsec_bG9jYWwtc3RhbmRhcmQtd2ViaG9va3Mtc2VjcmV0ISE=` |',
+      '  <!-- /providers:dev-secrets -->',
+      'outro',
+    ]);
+    expect(renderProviderTables(rendered)).toBe(rendered);
+  });
+
+  it("gain a row for a provider added to the registry, from its module's docs", () => {
+    const providers = Object.values(withProviders([acmeProvider]).PROVIDERS);
+    const rendered = renderProviderTables(doc('retry-windows'), providers);
+    expect(rendered).toContain('| `acme` | 1 day | 2 days |');
+    expect(renderProviderTables(doc('signatures'), providers)).toContain(
+      '| `acme` | `Acme-Signature: t=…,v1=…` | `<t>.<raw body>` | HMAC-SHA256 hex; the secret string | 300 s either way |',
+    );
+  });
+
+  it('refuse an unknown table or a missing end marker', () => {
+    expect(() => renderProviderTables('<!-- providers:nope -->\n<!-- /providers:nope -->')).toThrow(
+      DocsMarkerError,
+    );
+    expect(() => renderProviderTables('<!-- providers:identity -->\n| x |')).toThrow(/no end marker/);
+  });
+
+  it('write TTLs in days, else hours', () => {
+    expect([formatDuration(7 * 86_400), formatDuration(86_400), formatDuration(4 * 3_600)]).toEqual([
+      '7 days',
+      '1 day',
+      '4 hours',
+    ]);
+  });
+});
