@@ -31,13 +31,34 @@ export class IdempotentWebhooksStack extends Stack {
   }
 }
 
+export interface WebhookOutputsOptions {
+  /**
+   * The output id of each business table, stated where a stack promises it to its users (it must be
+   * the convention, `<Name>TableName`, which the CLI reads). @default the convention
+   */
+  readonly tableOutputIds?: Readonly<Record<string, string>>;
+}
+
 /**
  * The stack outputs of one receiver, in `stack`'s scope: `<Provider>WebhookUrl` and
  * `<Provider>SecretArn` per provider, `ClaimsTableName`, `<Table>TableName` per business table,
  * `EventQueueUrl`, `DeadLetterQueueUrl`, `ArchiveBucketName`, `DashboardUrl`. The `webhooks` CLI
  * and the local stack read them by these names.
  */
-export function webhookOutputs(stack: Stack, webhooks: IdempotentWebhookReceiver): void {
+export function webhookOutputs(
+  stack: Stack,
+  webhooks: IdempotentWebhookReceiver,
+  options: WebhookOutputsOptions = {},
+): void {
+  for (const [name, outputId] of Object.entries(options.tableOutputIds ?? {})) {
+    // The CLI finds a table's rows through this name: another one would hide them from it.
+    if (outputId !== tableOutputName(name)) {
+      throw new Error(`table ${name}'s output must be ${tableOutputName(name)}, not ${outputId}`);
+    }
+    if (!Object.hasOwn(webhooks.businessTables, name)) {
+      throw new Error(`table ${name} has an output id but the receiver was given no such table`);
+    }
+  }
   for (const provider of PROVIDER_IDS) {
     const name = providerPascal(provider);
     new CfnOutput(stack, webhookUrlOutputId(provider), {

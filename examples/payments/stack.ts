@@ -30,6 +30,13 @@ const TABLE_LOGICAL_IDS: Readonly<Record<(typeof EXAMPLE_TABLES)[number], string
   resources: 'WebhooksTablesResources9E9F018D',
 };
 
+/** The tables' stack outputs: public names that users' scripts read (CHANGELOG before any change). */
+export const TABLE_OUTPUT_IDS: Readonly<Record<(typeof EXAMPLE_TABLES)[number], string>> = {
+  payments: 'PaymentsTableName',
+  orders: 'OrdersTableName',
+  resources: 'ResourcesTableName',
+};
+
 export interface PaymentsExampleStackProps extends StackProps {
   /** The construct's other props (alarm email, throttling, ...). @default the construct's defaults */
   readonly receiver?: Omit<IdempotentWebhookReceiverProps, 'tables' | 'effects' | 'processorEntry'>;
@@ -67,6 +74,6 @@ export class PaymentsExampleStack extends Stack {
       tables,
       effects,
     });
-    webhookOutputs(this, this.webhooks);
+    webhookOutputs(this, this.webhooks, { tableOutputIds: TABLE_OUTPUT_IDS });
   }
 }

@@ -8,8 +8,11 @@ import { Template } from 'aws-cdk-lib/assertions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import { describe, expect, it } from 'vitest';
-import { IdempotentWebhookReceiverPropsError } from '../../lib/idempotent-webhook-receiver.js';
-import { IdempotentWebhooksStack } from '../../lib/webhook-stack.js';
+import {
+  IdempotentWebhookReceiver,
+  IdempotentWebhookReceiverPropsError,
+} from '../../lib/idempotent-webhook-receiver.js';
+import { IdempotentWebhooksStack, webhookOutputs } from '../../lib/webhook-stack.js';
 import {
   arnOf,
   asArray,
@@ -143,5 +146,21 @@ describe('extension prop checks', () => {
   ])('refuses %s', (_name, props, message) => {
     expect(() => buildReceiver(props)).toThrow(IdempotentWebhookReceiverPropsError);
     expect(() => buildReceiver(props)).toThrow(message);
+  });
+});
+
+describe('webhookOutputs with stated table output ids', () => {
+  it('refuses an id other than <Name>TableName, which the CLI reads', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new Stack(app, 'Own');
+    const invoices = new dynamodb.Table(stack, 'Invoices', {
+      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+    });
+    const webhooks = new IdempotentWebhookReceiver(stack, 'Webhooks', { tables: { invoices } });
+    expect(() => webhookOutputs(stack, webhooks, { tableOutputIds: { invoices: 'Bills' } })).toThrow(
+      "table invoices's output must be InvoicesTableName, not Bills",
+    );
+    webhookOutputs(stack, webhooks, { tableOutputIds: { invoices: 'InvoicesTableName' } });
+    expect(Template.fromStack(stack).toJSON().Outputs.InvoicesTableName).toBeDefined();
   });
 });
