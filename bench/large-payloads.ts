@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { SQS_BILLING_CHUNK_BYTES, SQS_MAX_MESSAGE_BYTES } from '../lambdas/shared/payload-limits.js';
-import { SECRET_ENV_VARS } from '../lambdas/shared/secrets.js';
+import { secretEnvVar } from '../lambdas/shared/secrets.js';
 import { sampleDelivery } from '../local/samples.js';
 import type { BundleInfo } from './bundles.js';
 import { PRICES } from './prices.js';
@@ -159,7 +159,7 @@ export async function measureLargePayloads(
           EVENT_QUEUE_URL: queueUrl,
           ARCHIVE_BUCKET_NAME: bucket,
           ARCHIVE_FORCE_PATH_STYLE: 'true',
-          [SECRET_ENV_VARS.github]: SECRET,
+          [secretEnvVar('github')]: SECRET,
           BENCH_SECRET: SECRET,
           AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamoDbEndpoint,
           AWS_ENDPOINT_URL_SQS: endpoints.sqsEndpoint,

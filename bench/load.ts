@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DynamoDBClient, ScanCommand, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { DEV_SECRETS } from '../local/dev-secrets.js';
+import { devSecret } from '../local/dev-secrets.js';
 import type { EffectEntry } from '../local/effects-sink.js';
 import { freePort, LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/emulators.js';
 import { type SampleDelivery, sampleDelivery } from '../local/samples.js';
@@ -66,7 +66,7 @@ export async function startLocalStack(
     LOCAL_VISIBILITY_TIMEOUT_SECONDS: '5',
     LOCAL_SKIP_SYNTH: '1',
     LOCAL_CDK_OUT: outdir,
-    WEBHOOK_SECRET_STRIPE: DEV_SECRETS.stripe,
+    WEBHOOK_SECRET_STRIPE: devSecret('stripe'),
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   };
   for (const name of ['FAULT_POINTS', 'CLAIM_LEASE_SECONDS', 'MAX_RECEIVE_COUNT']) delete env[name];
@@ -363,7 +363,7 @@ export async function runLoad(stack: RunningStack, options: LoadOptions): Promis
     let delivery = deliveries.get(index);
     if (!delivery) {
       // Signed when first sent: the signature's timestamp must be within Stripe's 300 s tolerance.
-      delivery = sampleDelivery('stripe', { secret: DEV_SECRETS.stripe, type: 'payment_intent.succeeded' });
+      delivery = sampleDelivery('stripe', { secret: devSecret('stripe'), type: 'payment_intent.succeeded' });
       deliveries.set(index, delivery);
       const body = JSON.parse(delivery.body) as { data: { object: { id: string } } };
       intents.set(index, body.data.object.id);

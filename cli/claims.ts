@@ -10,7 +10,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { tableNameProblem, tableOutputName } from '../lambdas/processor/extension-names.js';
-import { PROVIDERS } from '../lambdas/providers/index.js';
+import { PROVIDER_LIST, PROVIDERS, requireProvider } from '../lambdas/providers/index.js';
 import type { ProviderId } from '../lambdas/providers/types.js';
 import { joinKey } from '../lambdas/shared/keys.js';
 import { type ClaimRecord, ClaimStatus } from '../lambdas/store/claim.js';
@@ -23,13 +23,13 @@ export type BusinessTable = string;
 
 /** The account scope an event has when its payload names none (docs/rules.md, section 2). */
 export function defaultAccount(provider: ProviderId): string {
-  return PROVIDERS[provider].defaultAccount;
+  return requireProvider(provider).defaultAccount;
 }
 
 /** `platform for stripe, else default`: the providers' default accounts, for help texts. */
 export function defaultAccountHelp(): string {
   const byAccount = new Map<string, string[]>();
-  for (const provider of Object.values(PROVIDERS)) {
+  for (const provider of PROVIDER_LIST) {
     byAccount.set(provider.defaultAccount, [...(byAccount.get(provider.defaultAccount) ?? []), provider.id]);
   }
   // The account most providers share is the "else"; the others are named with their providers.
@@ -62,7 +62,7 @@ const RULE_SHAPES = {
 
 /** Why the event-id key may miss, for the output: the provider's other key rules. */
 export function keyRuleNote(provider: ProviderId): string {
-  const others = Object.entries(PROVIDERS[provider].defaults.keyRules.byEventType ?? {}).flatMap(
+  const others = Object.entries(requireProvider(provider).defaults.keyRules.byEventType ?? {}).flatMap(
     ([pattern, rule]) =>
       rule.kind === 'event-id'
         ? []

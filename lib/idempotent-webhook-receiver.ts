@@ -20,7 +20,15 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { adapterNameProblem, tableNameProblem } from '../lambdas/processor/extension-names.js';
 import { PROCESSOR_DEFAULTS as PROCESSOR_RUNTIME_DEFAULTS } from '../lambdas/processor/settings.js';
-import { PROVIDER_IDS, type ProviderId } from '../lambdas/providers/types.js';
+import { writeHmacProviderConfigs } from '../lambdas/providers/configured.js';
+import { type HmacProviderConfig, HmacProviderConfigError } from '../lambdas/providers/hmac.js';
+import {
+  type ProviderRegistry,
+  ProviderRegistryError,
+  type ProviderTable,
+  providerRegistry,
+} from '../lambdas/providers/index.js';
+import type { ProviderId } from '../lambdas/providers/types.js';
 import * as receiverSettings from '../lambdas/receiver/settings.js';
 import { ruleBroken, type Setting } from '../lambdas/shared/settings.js';
 import * as sweeperSettings from '../lambdas/sweeper/settings.js';
@@ -48,11 +56,22 @@ export interface ProviderOptions extends ProviderSettingsOptions, ProviderAlarmO
 
 export interface IdempotentWebhookReceiverProps {
   /**
-   * Per-provider claim TTL, signature tolerance, key rules and duplicate-ratio alarms.
+   * Per-provider claim TTL, signature tolerance, key rules and duplicate-ratio alarms, by route id:
+   * a built-in provider's or one of `hmacProviders`. Any other key fails the synth.
    * @default the provider modules' defaults (lambdas/providers/*) and every alarm on, except GitHub's
    * low duplicate-ratio alarm
    */
   readonly providers?: Partial<Readonly<Record<ProviderId, ProviderOptions>>>;
+  /**
+   * Providers by configuration: senders that sign with an HMAC over the body (and perhaps a
+   * timestamp and an id), described as data (docs/rules.md, "Providers by configuration"). Each gets
+   * a route `POST /webhooks/<id>`, a secret, its alarms and dashboard lines and, through
+   * `webhookOutputs`, a `<Id>WebhookUrl` output, like a built-in provider. Checked at synth time and
+   * again when each function starts (`WEBHOOK_HMAC_PROVIDERS`); at most 2 KB as JSON, the share of
+   * a function's 4 KB environment they may take.
+   * @default none
+   */
+  readonly hmacProviders?: readonly HmacProviderConfig[];
   /**
    * Steady-state requests per second for the whole API (default stage). Sized for a provider's
    * retry storm or a flash sale rather than for average traffic: a throttled GitHub delivery is lost.
@@ -240,14 +259,16 @@ export class IdempotentWebhookReceiver extends Construct {
   public readonly processorFunction: lambda.IFunction;
   /** Runs every `sweepInterval`: recovers or reports stuck claims. */
   public readonly sweeperFunction: lambda.IFunction;
+  /** The route ids: the built-in providers', then `hmacProviders`'. */
+  public readonly providerIds: readonly ProviderId[];
   /** One secret per provider, holding `{"current":"REPLACE_ME"}` until the operator sets it. */
-  public readonly secrets: Readonly<Record<ProviderId, secretsmanager.Secret>>;
+  public readonly secrets: ProviderTable<secretsmanager.Secret>;
   public readonly alarmTopic: sns.Topic;
   /** Every alarm, by definition id (`DuplicateRatioHigh-stripe`, `DeadLetterQueueNotEmpty`, ...). */
   public readonly alarms: Readonly<Record<string, cloudwatch.Alarm>>;
   public readonly dashboard: cloudwatch.Dashboard;
   /** `https://.../webhooks/<provider>`, to paste into each provider's dashboard. */
-  public readonly webhookUrls: Readonly<Record<ProviderId, string>>;
+  public readonly webhookUrls: ProviderTable<string>;
   public readonly dashboardUrl: string;
 
   constructor(scope: Construct, id: string, props: IdempotentWebhookReceiverProps = {}) {
@@ -265,10 +286,12 @@ export class IdempotentWebhookReceiver extends Construct {
     checkProps({ receiverTimeout, receiverLease, processorTimeout, processingLease, maxReceiveCount, props });
     checkConcurrencyProps(processorMaxConcurrency, props);
     checkExtensionProps(props);
+    const hmacProviders = [...(props.hmacProviders ?? [])];
+    const registry = checkedRegistry(hmacProviders, props);
     const businessTables = { ...props.tables };
 
     const tables = new WebhookTables(this, 'Tables', { removalPolicy });
-    const secrets = new WebhookSecrets(this, 'Secrets', { removalPolicy });
+    const secrets = new WebhookSecrets(this, 'Secrets', { registry, removalPolicy });
     const archive = new PayloadArchive(this, 'Archive', {
       removalPolicy,
       ...(props.archiveRetention ? { retention: props.archiveRetention } : {}),
@@ -282,6 +305,7 @@ export class IdempotentWebhookReceiver extends Construct {
       claimsTable: tables.claims,
       tables: businessTables,
       effects: { ...props.effects },
+      hmacProviders,
       timeout: processorTimeout,
       memorySize: props.processorMemorySize ?? PROCESSOR_DEFAULTS.memorySize,
       lease: processingLease,
@@ -308,8 +332,10 @@ export class IdempotentWebhookReceiver extends Construct {
     const ingest = new WebhookIngest(this, 'Ingest', {
       claimsTable: tables.claims,
       eventQueue: processing.queue,
+      providerIds: registry.PROVIDER_IDS,
+      hmacProviders,
       secrets: secrets.secrets,
-      providerSettingsJson: providerSettingsJson(props.providers),
+      providerSettingsJson: providerSettingsJson(registry, props.providers),
       timeout: receiverTimeout,
       memorySize: props.receiverMemorySize ?? RECEIVER_DEFAULTS.memorySize,
       lease: receiverLease,
@@ -351,6 +377,7 @@ export class IdempotentWebhookReceiver extends Construct {
       processor: processing.processor,
       eventQueue: processing.queue,
       deadLetterQueue: processing.deadLetterQueue,
+      registry,
       ...(props.providers ? { providers: props.providers } : {}),
       ...(props.alarmThresholds ? { thresholds: props.alarmThresholds } : {}),
       ...(props.alarmEmail ? { alarmEmail: props.alarmEmail } : {}),
@@ -358,6 +385,7 @@ export class IdempotentWebhookReceiver extends Construct {
     });
 
     const dashboard = new WebhookDashboard(this, 'Dashboard', {
+      providerIds: registry.PROVIDER_IDS,
       api: ingest.api,
       receiver: ingest.receiver,
       processor: processing.processor,
@@ -377,15 +405,16 @@ export class IdempotentWebhookReceiver extends Construct {
     this.receiverFunction = ingest.receiver;
     this.processorFunction = processing.processor;
     this.sweeperFunction = sweeper.function;
+    this.providerIds = registry.PROVIDER_IDS;
     this.secrets = secrets.secrets;
     this.alarmTopic = alarms.topic;
     this.alarms = alarms.alarms;
     this.dashboard = dashboard.dashboard;
     this.dashboardUrl = dashboard.url;
-    this.webhookUrls = Object.fromEntries(PROVIDER_IDS.map((p) => [p, ingest.webhookUrl(p)])) as Record<
-      ProviderId,
-      string
-    >;
+    // Every registry holds the built-in providers: their entries are always there.
+    this.webhookUrls = Object.fromEntries(
+      registry.PROVIDER_IDS.map((p) => [p, ingest.webhookUrl(p)]),
+    ) as ProviderTable<string>;
   }
 }
 
@@ -462,6 +491,34 @@ function checkProps(values: {
 }
 
 /** The names of the business tables and the effect adapters (lambdas/processor/extension-names.ts). */
+/**
+ * The built-in providers plus `hmacProviders`, each config checked, no id taken twice; and the
+ * `providers` options only for providers that exist (a misspelt key would otherwise be ignored).
+ */
+function checkedRegistry(
+  hmacProviders: readonly HmacProviderConfig[],
+  props: IdempotentWebhookReceiverProps,
+): ProviderRegistry<string> {
+  let registry: ProviderRegistry<string>;
+  try {
+    registry = providerRegistry(hmacProviders);
+    // The functions' environment gets them as JSON: its size is checked here, before any construct.
+    writeHmacProviderConfigs(hmacProviders);
+  } catch (error) {
+    if (error instanceof HmacProviderConfigError || error instanceof ProviderRegistryError)
+      throw new IdempotentWebhookReceiverPropsError(`hmacProviders: ${error.message}`);
+    throw error;
+  }
+  for (const id of Object.keys(props.providers ?? {})) {
+    if (!registry.isProviderId(id))
+      throw new IdempotentWebhookReceiverPropsError(
+        `providers: unknown provider ${JSON.stringify(id)}: the providers are ${registry.PROVIDER_IDS.join(', ')}` +
+          ' (add a provider by configuration with hmacProviders)',
+      );
+  }
+  return registry;
+}
+
 function checkExtensionProps(props: IdempotentWebhookReceiverProps): void {
   for (const name of Object.keys(props.tables ?? {})) {
     const problem = tableNameProblem(name);

@@ -7,7 +7,17 @@
  * Everything else under lib/ is internal and may change without notice.
  */
 
-export { PROVIDER_IDS, type ProviderId } from '../lambdas/providers/types.js';
+export {
+  type HmacProviderConfig,
+  HmacProviderConfigError,
+  hmacProviderConfigSchema,
+} from '../lambdas/providers/hmac.js';
+export type { BuiltInProviderId, ProviderId } from '../lambdas/providers/types.js';
+
+import { BUILT_IN_PROVIDERS } from '../lambdas/providers/built-in.js';
+
+/** The built-in providers' route ids (a stack adds its `hmacProviders` after them). */
+export const PROVIDER_IDS: readonly string[] = BUILT_IN_PROVIDERS.map((provider) => provider.id);
 export { FunctionCodeError } from './constructs/webhook-function.js';
 export {
   type DuplicateRatioAlarmOptions,

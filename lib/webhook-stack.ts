@@ -6,7 +6,6 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { tableOutputName } from '../lambdas/processor/extension-names.js';
-import { PROVIDER_IDS } from '../lambdas/providers/types.js';
 import { providerPascal, secretArnOutputId, webhookUrlOutputId } from './constructs/naming.js';
 import {
   IdempotentWebhookReceiver,
@@ -59,14 +58,18 @@ export function webhookOutputs(
       throw new Error(`table ${name} has an output id but the receiver was given no such table`);
     }
   }
-  for (const provider of PROVIDER_IDS) {
+  for (const provider of webhooks.providerIds) {
     const name = providerPascal(provider);
+    const url = webhooks.webhookUrls[provider];
+    const secret = webhooks.secrets[provider];
+    if (url === undefined || secret === undefined)
+      throw new Error(`the receiver has no route or no secret for provider ${provider}`);
     new CfnOutput(stack, webhookUrlOutputId(provider), {
-      value: webhooks.webhookUrls[provider],
+      value: url,
       description: `Paste into the ${name} webhook settings`,
     });
     new CfnOutput(stack, secretArnOutputId(provider), {
-      value: webhooks.secrets[provider].secretArn,
+      value: secret.secretArn,
       description: `aws secretsmanager put-secret-value --secret-id <this> --secret-string '{"current":"..."}'`,
     });
   }

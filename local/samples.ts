@@ -3,15 +3,13 @@
  * documented shape), signed by its `dev.sign` (the tests cross-check these rules against the
  * official libraries). A thin dispatcher over the registry.
  */
-import { PROVIDERS, perProvider } from '../lambdas/providers/index.js';
+import { type ProviderTable, perProvider, requireProvider } from '../lambdas/providers/index.js';
 import type { DevSample, ProviderId } from '../lambdas/providers/types.js';
 
 export type SampleDelivery = DevSample & { readonly headers: Record<string, string> };
 
 /** Event types with a tailored sample, per provider (the first is the default). */
-export const SAMPLE_TYPES: Readonly<Record<ProviderId, readonly string[]>> = perProvider(
-  (p) => p.dev.sampleTypes,
-);
+export const SAMPLE_TYPES: ProviderTable<readonly string[]> = perProvider((p) => p.dev.sampleTypes);
 
 export interface SampleOptions {
   readonly type?: string;
@@ -27,7 +25,7 @@ export interface SampleOptions {
 
 /** The sample delivery of `provider`, signed with `options.secret`. */
 export function sampleDelivery(provider: ProviderId, options: SampleOptions): SampleDelivery {
-  const { dev } = PROVIDERS[provider];
+  const { dev } = requireProvider(provider);
   const nowSeconds = options.nowSeconds ?? Math.floor(Date.now() / 1000);
   const type = options.type ?? dev.sampleTypes[0];
   const sample = dev.sample(type, {

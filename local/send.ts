@@ -11,7 +11,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PROVIDERS } from '../lambdas/providers/index.js';
+import { PROVIDER_LIST, PROVIDERS, requireProvider } from '../lambdas/providers/index.js';
 import { isProviderId, PROVIDER_IDS, type ProviderId } from '../lambdas/providers/types.js';
 import { webhookUrlOutputId } from '../lambdas/shared/naming.js';
 import { localSecrets } from './dev-secrets.js';
@@ -21,9 +21,8 @@ import { localOutputsFile } from './settings.js';
 /** `GitHub push`: the samples `--bytes` can size (each provider module's `dev.sizedTypes`). */
 function sizedSamples(): string {
   return (
-    PROVIDER_IDS.flatMap((id) =>
-      PROVIDERS[id].dev.sizedTypes.map((type) => `${PROVIDERS[id].name} ${type}`),
-    ).join(', ') || 'none'
+    PROVIDER_LIST.flatMap(({ dev, name }) => dev.sizedTypes.map((type) => `${name} ${type}`)).join(', ') ||
+    'none'
   );
 }
 
@@ -33,7 +32,7 @@ export function sendUsage(command = 'npm run send --', extraOptions = ''): strin
 
   provider      ${PROVIDER_IDS.join(', ')}
   event-type    one of the samples (default: the first):
-${PROVIDER_IDS.map((p) => `                  ${p.padEnd(9)} ${SAMPLE_TYPES[p].join(', ')}`).join('\n')}
+${PROVIDER_IDS.map((p) => `                  ${p.padEnd(9)} ${(SAMPLE_TYPES[p] ?? []).join(', ')}`).join('\n')}
 
 options
   --dup N         send the same delivery N times, one after the other (default 1)
@@ -121,7 +120,7 @@ export function parseSendArgs(argv: readonly string[]): ParsedSendArgs {
 }
 
 function bytesFor(provider: ProviderId, type: string | undefined, raw: string): number {
-  const { dev } = PROVIDERS[provider];
+  const { dev } = requireProvider(provider);
   if (!dev.sizedTypes.includes(type ?? dev.sampleTypes[0]))
     throw new SendUsageError(`--bytes sizes ${sizedSamples()} deliveries only`);
   return parseByteSize(raw);
@@ -183,7 +182,7 @@ export async function sendSample(args: SendArgs, options: SendOptions = {}): Pro
     throw new SendUsageError(
       'no URL: start the local stack with `npm start` (it writes cdk-outputs.local.json), or pass --url',
     );
-  if (args.type && !SAMPLE_TYPES[args.provider].includes(args.type)) {
+  if (args.type && !SAMPLE_TYPES[args.provider]?.includes(args.type)) {
     warn(`note: ${args.type} has no tailored sample; sending the generic shape with that type`);
   }
   const secret = args.secret ?? localSecrets(args.provider, options.env)[0] ?? '';

@@ -17,9 +17,10 @@ import {
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import * as processorSettings from '../lambdas/processor/settings.js';
-import { PROVIDER_IDS } from '../lambdas/providers/types.js';
+import { configuredProviders } from '../lambdas/providers/configured.js';
+import { getProvider, withProviders } from '../lambdas/providers/index.js';
 import * as receiverSettings from '../lambdas/receiver/settings.js';
-import { accountSecretsEnvVar, SECRET_ENV_VARS } from '../lambdas/shared/secrets.js';
+import { accountSecretsEnvVar } from '../lambdas/shared/secrets.js';
 import {
   ARCHIVE_BUCKET,
   ARCHIVE_FORCE_PATH_STYLE,
@@ -444,11 +445,15 @@ export function localEnvironment(
   // Secrets come from environment variables locally (Secrets Manager is not emulated).
   if (receiverSettings.ENV.secretArnsJson in result) {
     delete result[receiverSettings.ENV.secretArnsJson];
-    for (const provider of PROVIDER_IDS) {
-      result[SECRET_ENV_VARS[provider]] = localSecrets(provider, env).join(',');
+    // The function's providers: the built-in ones and those its template configures. The template
+    // leaves out development secrets: this process's registry has them (the same
+    // WEBHOOK_HMAC_PROVIDERS synthesized the template).
+    const registry = withProviders(configuredProviders(variables));
+    for (const provider of Object.values(registry.PROVIDERS)) {
+      result[provider.secret.envVar] = localSecrets(getProvider(provider.id) ?? provider, env).join(',');
       // Per-account secrets (docs/rules.md, "Tenancy") pass through as given.
-      const perAccount = env[accountSecretsEnvVar(provider)];
-      if (perAccount !== undefined) result[accountSecretsEnvVar(provider)] = perAccount;
+      const perAccount = env[accountSecretsEnvVar(provider.id)];
+      if (perAccount !== undefined) result[accountSecretsEnvVar(provider.id)] = perAccount;
     }
   }
   // The processor's effect adapters: those without a URL call the effects sink (`POST /<name>`),

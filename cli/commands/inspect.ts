@@ -3,7 +3,7 @@
  * "was I charged twice?" is one command: how many deliveries one claim absorbed, how far processing
  * got, which business rows it wrote (read back from their tables), and where its payload is archived.
  */
-import { PROVIDERS } from '../../lambdas/providers/index.js';
+import { requireProvider } from '../../lambdas/providers/index.js';
 import type { ProviderId } from '../../lambdas/providers/types.js';
 import type { ClaimRecord } from '../../lambdas/store/claim.js';
 import { archiveUri } from '../archive.js';
@@ -298,7 +298,7 @@ function query(args: ParsedArgs): InspectQuery {
  * duplicate of the first, and only the first event id is on the claim. The key finds it.
  */
 function composite(provider: ProviderId): string | undefined {
-  const patterns = Object.entries(PROVIDERS[provider].defaults.keyRules.byEventType ?? {})
+  const patterns = Object.entries(requireProvider(provider).defaults.keyRules.byEventType ?? {})
     .filter(([, rule]) => rule.kind === 'composite')
     .map(([pattern]) => pattern);
   return patterns.length === 0

@@ -4,6 +4,7 @@
  * writes them with `toEnvironment`, the stack checks its props against their rules and the local
  * runner overrides them by `ENV` name.
  */
+import { HMAC_PROVIDERS } from '../providers/configured.js';
 import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../shared/claim-retention.js';
 import {
   ARCHIVE_BUCKET,
@@ -140,6 +141,11 @@ const PROCESSOR = defineSettings({
   archiveBucket: ARCHIVE_BUCKET,
   /** Path-style S3 addressing, for S3-compatible local servers. */
   archiveForcePathStyle: ARCHIVE_FORCE_PATH_STYLE,
+  /**
+   * Providers by configuration, as the receiver has them: the processor reads their payloads with
+   * the same reader (lambdas/providers/configured.ts; the registry reads the variable when it loads).
+   */
+  hmacProviders: HMAC_PROVIDERS,
   faultPoints: FAULT_POINTS,
   faultPointsStateDirectory: FAULT_POINTS_STATE_DIR,
 });

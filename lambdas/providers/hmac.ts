@@ -93,7 +93,10 @@ export const hmacProviderConfigSchema = z.strictObject({
   ),
   eventId: source,
   eventType: source,
-  /** @default the constant `defaultAccount` */
+  /**
+   * The account scope, in every idempotency key: a JSON pointer or a constant, never a header (no
+   * signature covers one). @default the constant `defaultAccount`
+   */
   account: z.optional(source),
   objectId: z.optional(source),
   objectKind: z.optional(source),
@@ -110,6 +113,17 @@ export const hmacProviderConfigSchema = z.strictObject({
   ),
   /** Header name prefixes kept with the queued event (the signature header never is). */
   forwardHeaders: z.optional(z.array(headerName)),
+  /**
+   * What `npm run send -- <id>` posts: the event types it knows (the first is the default) and a
+   * body the id, type, object and account fields are written into, at their pointers.
+   * @default the type `test.event` and a body holding only those fields
+   */
+  sample: z.optional(
+    z.strictObject({
+      types: z.optional(z.array(z.string().check(z.minLength(1))).check(z.minLength(1))),
+      body: z.optional(z.record(z.string(), z.unknown())),
+    }),
+  ),
   /** The sender's retry behaviour and where it is documented, for the docs tables. */
   retryWindow: z.optional(z.strictObject({ text: z.string(), source: z.string() })),
 });
@@ -149,6 +163,13 @@ export function parseHmacProviderConfig(input: unknown): Config {
     fail(`signedContent ${config.signedContent} needs timestamp.header`);
   if (config.signedContent.startsWith('{id}') && !('header' in config.eventId))
     fail('signedContent {id}.{timestamp}.{body} signs the event id, so eventId must come from a header');
+  // Every key holds the account: a header no signature covers would let anyone who captured one
+  // delivery replay it into another account (the built-in providers read it from the signed body).
+  if (config.account !== undefined && 'header' in config.account)
+    fail(
+      'account must come from the signed body ({ pointer }) or be a constant ({ value }): no signature ' +
+        'covers a header, so a captured delivery could be replayed into another account',
+    );
   if (config.secret?.encoding === 'base64' && config.secret.devSecret !== undefined) {
     const raw = config.secret.devSecret.slice(config.secret.prefix?.length ?? 0);
     if (decodeBase64(raw) === undefined) fail('secret.devSecret is not base64 after its prefix');
@@ -199,6 +220,12 @@ const describe = (from: Source): string =>
     : 'pointer' in from
       ? `body \`${from.pointer}\``
       : `\`${from.value}\``;
+
+/** The configured sample types (the schema requires one at least), else `test.event`. */
+function sampleTypes(types: readonly string[] | undefined): readonly [string, ...string[]] {
+  const [first, ...rest] = types ?? [];
+  return first === undefined ? ['test.event'] : [first, ...rest];
+}
 
 export function hmacProvider(input: HmacProviderConfig): Provider<string> {
   const config = parseHmacProviderConfig(input);
@@ -308,9 +335,15 @@ export function hmacProvider(input: HmacProviderConfig): Provider<string> {
   }
 
   function sample(type: string, options: DevSampleOptions) {
-    const eventId = options.eventId ?? `evt_${randomHex(8)}`;
-    const objectId = options.objectId ?? `obj_${randomHex(6)}`;
-    const body: Record<string, unknown> = {};
+    const samePointer =
+      config.objectId !== undefined &&
+      'pointer' in config.objectId &&
+      'pointer' in config.eventId &&
+      config.objectId.pointer === config.eventId.pointer;
+    // One field for both (an event named by its object): one value, whichever the caller fixed.
+    const eventId = options.eventId ?? (samePointer ? options.objectId : undefined) ?? `evt_${randomHex(8)}`;
+    const objectId = samePointer ? eventId : (options.objectId ?? `obj_${randomHex(6)}`);
+    const body = structuredClone(config.sample?.body ?? {}) as Record<string, unknown>;
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': `${config.name}-Webhooks`,
@@ -324,6 +357,8 @@ export function hmacProvider(input: HmacProviderConfig): Provider<string> {
     put(config.eventType, type);
     put(config.objectId, objectId);
     put(config.account, defaultAccount);
+    if (config.objectKind !== undefined && 'pointer' in config.objectKind && !config.sample?.body)
+      put(config.objectKind, 'object');
     if (Object.keys(body).length === 0) body.id = randomUUID();
     return { body: JSON.stringify(body), headers, summary: `${type} ${eventId} about ${objectId}` };
   }
@@ -346,7 +381,7 @@ export function hmacProvider(input: HmacProviderConfig): Provider<string> {
     verify,
     extract,
     readPayload,
-    dev: { sampleTypes: ['test.event'], sample, sign },
+    dev: { sampleTypes: sampleTypes(config.sample?.types), sample, sign },
     docs: {
       signature: {
         header: `\`${signature.header}: ${signature.prefix ?? ''}…\`${signature.separator === undefined ? '' : ` (several, separated by \`${signature.separator}\`)`}`,

@@ -1,38 +1,53 @@
 /**
  * The provider registry: route id -> provider module. Both the stack (routes, secrets, TTL, key
  * rules, alarms) and the handlers (verify, extract, forwarded headers) read a provider's rules from
- * here. Adding a provider: write lambdas/providers/<id>.ts with `defineProvider`, add it to this one
- * line. A test that needs another provider builds its own registry with `withProviders` (see
- * test/providers/extra-provider.e2e.test.ts).
+ * here. The built-in providers are the one list in ./built-in.ts (adding a provider: its module and
+ * one line there).
+ *
+ * Providers by configuration (./configured.ts) join the built-in ones: this module's registry, the
+ * one the functions, `npm run send` and the CLI read, holds those `WEBHOOK_HMAC_PROVIDERS` names
+ * when the module loads; the construct builds its own from its `hmacProviders` prop
+ * (`providerRegistry`) and writes that variable for its functions.
  */
-import { asaasProvider } from './asaas.js';
-import { githubProvider } from './github.js';
-import { registry } from './registry.js';
-import { shopifyProvider } from './shopify.js';
-import { standardProvider } from './standard.js';
-import { stripeProvider } from './stripe.js';
+import { BUILT_IN_PROVIDERS, type BuiltInProviderId } from './built-in.js';
+import { configuredProviders } from './configured.js';
+import { type HmacProviderConfig, hmacProvider } from './hmac.js';
+import { type ProviderRegistry, ProviderRegistryError, registry } from './registry.js';
 import type { Provider } from './types.js';
 
-export { ProviderRegistryError, registry } from './registry.js';
+export { BUILT_IN_PROVIDERS, type BuiltInProviderId } from './built-in.js';
+export { type ProviderRegistry, ProviderRegistryError, registry } from './registry.js';
 
-/** The repository's providers, in the order routes, outputs and docs tables list them. */
-export const BUILT_IN_PROVIDERS = [
-  stripeProvider,
-  githubProvider,
-  shopifyProvider,
-  asaasProvider,
-  standardProvider,
-] as const;
-
-export const { PROVIDERS, PROVIDER_IDS, isProviderId, getProvider, perProvider } =
-  registry(BUILT_IN_PROVIDERS);
-
-export type RegisteredProviderId = (typeof BUILT_IN_PROVIDERS)[number]['id'];
-
-/**
- * The repository's providers plus `extra`, as this module's lookups: what a test mocks this module
- * with to run the whole pipeline with a provider of its own.
- */
-export function withProviders(extra: readonly Provider<string>[]) {
+/** The built-in providers plus `extra` (configured ones): a registry, with their ids checked. */
+export function withProviders(extra: readonly Provider<string>[]): ProviderRegistry<string> {
+  for (const provider of extra) {
+    if (BUILT_IN_PROVIDERS.some((builtIn) => builtIn.id === provider.id))
+      throw new ProviderRegistryError(
+        `provider id ${provider.id} is a built-in provider's: give yours another id`,
+      );
+  }
   return registry([...BUILT_IN_PROVIDERS, ...extra]);
 }
+
+/** The built-in providers plus those `configs` describe (the construct's `hmacProviders`). */
+export function providerRegistry(configs: readonly HmacProviderConfig[] = []): ProviderRegistry<string> {
+  return withProviders(configs.map(hmacProvider));
+}
+
+/**
+ * A table keyed by provider: a built-in provider's entry is always there (a configured provider
+ * cannot take its id), any other id's may not be.
+ */
+export type ProviderTable<T> = Readonly<Record<BuiltInProviderId, T>> & Readonly<Partial<Record<string, T>>>;
+
+const runtime = withProviders(configuredProviders());
+
+export const { PROVIDER_IDS, isProviderId, getProvider, requireProvider } = runtime;
+/** Route id -> provider: the built-in ones and those `WEBHOOK_HMAC_PROVIDERS` configures. */
+export const PROVIDERS = runtime.PROVIDERS as ProviderTable<Provider<string>>;
+/** The providers, in registry order. */
+export const PROVIDER_LIST: readonly Provider<string>[] = Object.freeze(Object.values(runtime.PROVIDERS));
+/** One value per provider, in registry order. */
+export const perProvider = runtime.perProvider as <T>(
+  value: (provider: Provider<string>) => T,
+) => ProviderTable<T>;

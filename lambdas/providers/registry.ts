@@ -24,6 +24,8 @@ export interface ProviderRegistry<Id extends string> {
    * so inherited names (`__proto__`, `constructor`, `toString`) must not reach the object lookup.
    */
   getProvider(id: string): Provider<Id> | undefined;
+  /** The provider for a route id the caller knows is registered; throws naming the registered ones. */
+  requireProvider(id: string): Provider<Id>;
   /** One value per provider, in registry order: a table derived from the registry. */
   perProvider<T>(value: (provider: Provider<Id>) => T): Readonly<Record<Id, T>>;
 }
@@ -58,6 +60,12 @@ export function registry<const P extends readonly Provider<string>[]>(
     PROVIDER_IDS,
     isProviderId,
     getProvider: (id) => (isProviderId(id) ? byId[id] : undefined),
+    requireProvider: (id) => {
+      if (isProviderId(id)) return byId[id] as Provider<Id>;
+      throw new ProviderRegistryError(
+        `unknown provider ${JSON.stringify(id)}: the providers are ${PROVIDER_IDS.join(', ')}`,
+      );
+    },
     perProvider: <T>(value: (provider: Provider<Id>) => T) =>
       Object.freeze(
         Object.fromEntries(Object.values(byId).map((provider) => [provider.id, value(provider)])),

@@ -6,15 +6,14 @@
  * `defineProvider`); the route ids, secrets, forwarded headers, alarms, samples and docs tables are
  * all read from the registry (./index.ts), so adding a provider is one file plus one registry line.
  */
-import type { RegisteredProviderId } from './index.js';
-
 /**
- * Route ids, as they appear in `POST /webhooks/{provider}`: the ids of the registry's providers,
- * derived from the registry line in ./index.ts. A registry built for a test with extra providers
- * (`withProviders`) has those too at run time; every table reads the registry, not this type.
+ * Route ids, as they appear in `POST /webhooks/{provider}`: the ids of the registry's providers
+ * (./index.ts), the built-in ones (`BuiltInProviderId`) and those configured
+ * (`WEBHOOK_HMAC_PROVIDERS`, the construct's `hmacProviders`). Only the registry knows which are
+ * registered: check a value from outside with `isProviderId` or `getProvider`.
  */
-export type ProviderId = RegisteredProviderId;
-export { isProviderId, PROVIDER_IDS } from './index.js';
+export type ProviderId = string;
+export { type BuiltInProviderId, isProviderId, PROVIDER_IDS } from './index.js';
 
 /** What a provider module sees of one HTTP delivery. */
 export interface WebhookRequest {

@@ -3,7 +3,7 @@
  * processor needs, so it never has to go back to the provider or the receiver.
  */
 import { isUtf8 } from 'node:buffer';
-import { PROVIDERS } from '../providers/index.js';
+import { PROVIDER_LIST } from '../providers/index.js';
 import type { ProviderEvent, ProviderId } from '../providers/types.js';
 
 export { SQS_MAX_MESSAGE_BYTES } from '../shared/payload-limits.js';
@@ -60,7 +60,7 @@ export function claimCheckOf(
   return { ...envelope, payloadKey, bodyBytes };
 }
 
-const providers = Object.values(PROVIDERS);
+const providers = PROVIDER_LIST;
 /**
  * Headers that prove authenticity: they never leave the receiver. Every provider's (its module's
  * `headers.secret`), whichever route a delivery came by, and the generic credentials.

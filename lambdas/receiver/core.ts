@@ -163,6 +163,8 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
     });
   }
   const settings = deps.settings.providers[provider.id];
+  // The settings are parsed for the same registry: a gap is a wiring defect, answered 500 above.
+  if (!settings) throw new Error(`the receiver's settings have no entry for provider ${provider.id}`);
   const now = clock();
   const verification = provider.verify(request, {
     secrets,

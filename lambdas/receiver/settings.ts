@@ -5,8 +5,9 @@
  * handler loads them, the ingest construct writes them with `toEnvironment`, the stack checks its
  * props against their rules and the local runner overrides them by `ENV` name.
  */
-import { PROVIDERS } from '../providers/index.js';
-import { type KeyRule, type KeyRules, PROVIDER_IDS, type ProviderId } from '../providers/types.js';
+import { HMAC_PROVIDERS } from '../providers/configured.js';
+import { PROVIDER_LIST, type ProviderTable } from '../providers/index.js';
+import type { KeyRule, KeyRules, Provider, ProviderId } from '../providers/types.js';
 import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../shared/claim-retention.js';
 import {
   CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES,
@@ -99,6 +100,11 @@ const RECEIVER = defineSettings({
   archiveBucket: ARCHIVE_BUCKET,
   /** Local S3 servers (s3rver) need path-style URLs. */
   archiveForcePathStyle: ARCHIVE_FORCE_PATH_STYLE,
+  /**
+   * Providers by configuration (lambdas/providers/configured.ts). The registry reads the variable
+   * when it loads; listed here so the construct writes it and a bad value names it at start-up.
+   */
+  hmacProviders: HMAC_PROVIDERS,
   /** Each provider's claim TTL, tolerance and key rules: its module's defaults with `PROVIDER_SETTINGS` over them. */
   providers: parsed(
     'PROVIDER_SETTINGS',
@@ -148,7 +154,10 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * `{"stripe":{"claimTtlSeconds":864000,"keyRules":{"byEventType":{"charge.*":"composite"}}}}`.
  * `byEventType` entries are merged over the defaults'; `default` replaces the default rule.
  */
-export function parseProviderSettings(json: string | undefined): Record<ProviderId, ProviderSettings> {
+export function parseProviderSettings(
+  json: string | undefined,
+  providers: readonly Provider<string>[] = PROVIDER_LIST,
+): ProviderTable<ProviderSettings> {
   let overrides: unknown = {};
   if (json?.trim()) {
     try {
@@ -159,14 +168,16 @@ export function parseProviderSettings(json: string | undefined): Record<Provider
   }
   if (!isRecord(overrides))
     throw new ConfigError('PROVIDER_SETTINGS must be a JSON object keyed by provider');
+  const ids = providers.map((provider) => provider.id);
   for (const name of Object.keys(overrides)) {
-    if (!(PROVIDER_IDS as readonly string[]).includes(name)) {
-      throw new ConfigError(`PROVIDER_SETTINGS names unknown provider ${JSON.stringify(name)}`);
+    if (!ids.includes(name)) {
+      throw new ConfigError(
+        `PROVIDER_SETTINGS names unknown provider ${JSON.stringify(name)} (the providers are ${ids.join(', ')})`,
+      );
     }
   }
-  const result = {} as Record<ProviderId, ProviderSettings>;
-  for (const id of PROVIDER_IDS) {
-    const defaults = PROVIDERS[id].defaults;
+  const result: Record<ProviderId, ProviderSettings> = {};
+  for (const { id, defaults } of providers) {
     const override = overrides[id] ?? {};
     const where = `PROVIDER_SETTINGS.${id}`;
     if (!isRecord(override)) throw new ConfigError(`${where} must be an object`);
@@ -200,7 +211,7 @@ export function parseProviderSettings(json: string | undefined): Record<Provider
       },
     };
   }
-  return result;
+  return result as ProviderTable<ProviderSettings>;
 }
 
 /** Reads and checks the receiver's environment; a {@link ConfigError} names each bad variable. */

@@ -2,7 +2,7 @@
  * Where signing secrets come from. Each provider may have several (current and previous, during a
  * rotation); a delivery signed with any of them is accepted.
  */
-import { PROVIDERS, perProvider } from '../providers/index.js';
+import { type ProviderTable, perProvider, requireProvider } from '../providers/index.js';
 import type { ProviderId } from '../providers/types.js';
 import { ConfigError } from './settings.js';
 
@@ -79,11 +79,11 @@ function parseAccountSecretsEnv(text: string | undefined, name: string): Record<
 
 /** The environment variable holding a provider's secrets: its module's `secret.envVar`. */
 export function secretEnvVar(provider: ProviderId): string {
-  return PROVIDERS[provider].secret.envVar;
+  return requireProvider(provider).secret.envVar;
 }
 
 /** Environment variable per provider, from the registry (`WEBHOOK_SECRET_<ID>` unless the module names another). */
-export const SECRET_ENV_VARS: Readonly<Record<ProviderId, string>> = perProvider((p) => p.secret.envVar);
+export const SECRET_ENV_VARS: ProviderTable<string> = perProvider((p) => p.secret.envVar);
 
 /** `a,b` -> `['a', 'b']`: comma-separated, surrounding blanks trimmed, empty entries dropped. */
 export function parseSecretList(value: string | undefined): string[] {

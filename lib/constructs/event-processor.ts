@@ -12,6 +12,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { toEnvironment } from '../../lambdas/processor/settings.js';
+import type { HmacProviderConfig } from '../../lambdas/providers/hmac.js';
 import { DLQ_RETENTION_SECONDS, REDRIVE_MARGIN_SECONDS } from '../../lambdas/shared/claim-retention.js';
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names.js';
 import { SQS_MAX_MESSAGE_BYTES } from '../../lambdas/shared/payload-limits.js';
@@ -50,6 +51,8 @@ export interface EventProcessorProps {
   readonly tables: Readonly<Record<string, dynamodb.ITable>>;
   /** Effect adapters by the name effects declare (`{ adapter: '<name>', run }`). */
   readonly effects: Readonly<Record<string, WebhookEffect>>;
+  /** Providers by configuration: the processor reads their payloads as the receiver does. */
+  readonly hmacProviders: readonly HmacProviderConfig[];
   readonly timeout: Duration;
   readonly memorySize: number;
   readonly lease: Duration;
@@ -138,6 +141,7 @@ export class EventProcessor extends Construct {
           // Claims outlive the DLQ's copy of their message (lambdas/shared/claim-retention.ts).
           claimRetentionSeconds: this.claimRetention.toSeconds(),
           archiveBucket: props.archiveBucket.bucketName,
+          hmacProviders: props.hmacProviders,
         }),
         POWERTOOLS_SERVICE_NAME: PROCESSOR_SERVICE,
         POWERTOOLS_METRICS_NAMESPACE: METRIC_NAMESPACE,

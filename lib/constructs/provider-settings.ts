@@ -5,8 +5,8 @@
  * fails `cdk synth` instead of every delivery.
  */
 import type { Duration } from 'aws-cdk-lib';
+import type { ProviderRegistry } from '../../lambdas/providers/index.js';
 import type { KeyRule, ProviderId } from '../../lambdas/providers/types.js';
-import { PROVIDER_IDS } from '../../lambdas/providers/types.js';
 import { parseProviderSettings } from '../../lambdas/receiver/settings.js';
 
 export type KeyRuleKind = KeyRule['kind'];
@@ -42,10 +42,11 @@ export class ProviderSettingsError extends Error {
 }
 
 export function providerSettingsJson(
+  registry: ProviderRegistry<string>,
   providers: Partial<Readonly<Record<ProviderId, ProviderSettingsOptions>>> = {},
 ): string {
   const overrides: Record<string, Record<string, unknown>> = {};
-  for (const id of PROVIDER_IDS) {
+  for (const id of registry.PROVIDER_IDS) {
     const options = providers[id];
     if (!options) continue;
     const entry: Record<string, unknown> = {};
@@ -61,7 +62,7 @@ export function providerSettingsJson(
   }
   const json = JSON.stringify(overrides);
   try {
-    parseProviderSettings(json);
+    parseProviderSettings(json, Object.values(registry.PROVIDERS));
   } catch (error) {
     throw new ProviderSettingsError(`invalid providers prop: ${(error as Error).message}`);
   }

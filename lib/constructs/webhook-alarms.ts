@@ -19,8 +19,8 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { PROVIDERS } from '../../lambdas/providers/index.js';
-import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types.js';
+import type { ProviderRegistry } from '../../lambdas/providers/index.js';
+import type { ProviderId } from '../../lambdas/providers/types.js';
 import {
   METRIC_NAMESPACE,
   OVERSIZED_DELIVERIES_METRIC,
@@ -106,6 +106,8 @@ export interface WebhookAlarmsProps {
   readonly sweepInterval?: Duration;
   readonly eventQueue: sqs.IQueue;
   readonly deadLetterQueue: sqs.IQueue;
+  /** The providers whose duplicate ratios are alarmed. */
+  readonly registry: ProviderRegistry<string>;
   /** @default defaults for every provider */
   readonly providers?: Partial<Readonly<Record<ProviderId, ProviderAlarmOptions>>>;
   /** @default see WebhookAlarmThresholds */
@@ -140,7 +142,7 @@ export function alarmDefinitions(props: WebhookAlarmsProps): AlarmDefinition[] {
   const t = props.thresholds ?? {};
   const definitions: AlarmDefinition[] = [];
 
-  for (const provider of PROVIDER_IDS) {
+  for (const { id: provider, alarms } of Object.values(props.registry.PROVIDERS)) {
     const high = {
       ...DEFAULTS.duplicateRatioHigh,
       enabled: true,
@@ -149,7 +151,7 @@ export function alarmDefinitions(props: WebhookAlarmsProps): AlarmDefinition[] {
     const low = {
       ...DEFAULTS.duplicateRatioLow,
       // Off by default for a provider that never redelivers on its own (its module's `alarms`).
-      enabled: PROVIDERS[provider].alarms.duplicateRatioLow,
+      enabled: alarms.duplicateRatioLow,
       ...props.providers?.[provider]?.duplicateRatioLow,
     };
     if (high.enabled) {

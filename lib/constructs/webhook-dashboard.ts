@@ -8,7 +8,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { PROVIDER_IDS } from '../../lambdas/providers/types.js';
+import type { ProviderId } from '../../lambdas/providers/types.js';
 import { ProcessorMetric, ReceiverMetric } from '../../lambdas/shared/metric-names.js';
 import {
   duplicateRatio,
@@ -21,6 +21,8 @@ import {
 } from './metrics.js';
 
 export interface WebhookDashboardProps {
+  /** One line per provider in the per-provider graphs. */
+  readonly providerIds: readonly ProviderId[];
   readonly api: apigwv2.IHttpApi;
   readonly receiver: lambda.IFunction;
   readonly processor: lambda.IFunction;
@@ -45,8 +47,7 @@ export class WebhookDashboard extends Construct {
       defaultInterval: Duration.hours(6),
     });
 
-    const perProvider = (build: (provider: (typeof PROVIDER_IDS)[number]) => cloudwatch.IMetric) =>
-      PROVIDER_IDS.map(build);
+    const perProvider = (build: (provider: ProviderId) => cloudwatch.IMetric) => props.providerIds.map(build);
     const graph = (
       title: string,
       left: cloudwatch.IMetric[],

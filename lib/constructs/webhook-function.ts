@@ -48,6 +48,48 @@ export interface UserEntryCode {
 export type WebhookFunctionCode = { readonly framework: FrameworkFunction } | UserEntryCode;
 
 /** The function's code cannot be built: a missing entry, lock file, esbuild or prebuilt bundle. */
+/**
+ * Lambda: "the total size of all environment variables doesn't exceed 4 KB".
+ * https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html
+ */
+export const LAMBDA_ENVIRONMENT_MAX_BYTES = 4_096;
+/** A value known only at deploy time (an ARN, a table name, a queue URL), counted as this many bytes. */
+const DEPLOY_TIME_VALUE_BYTES = 128;
+
+export class FunctionEnvironmentError extends Error {
+  override readonly name = 'FunctionEnvironmentError';
+}
+
+/** A resolved template value's size, each deploy-time reference counted as a long ARN. */
+function resolvedBytes(value: unknown): number {
+  if (typeof value === 'string') return Buffer.byteLength(value);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value).length;
+  if (value !== null && typeof value === 'object') {
+    const join = (value as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+    if (join)
+      return (
+        join[1].reduce<number>((sum, part) => sum + resolvedBytes(part), 0) +
+        join[0].length * (join[1].length - 1)
+      );
+  }
+  return DEPLOY_TIME_VALUE_BYTES;
+}
+
+/**
+ * About how large each variable of `environment` will be once deployed (name and value), each
+ * deploy-time value counted as {@link DEPLOY_TIME_VALUE_BYTES}. Lambda refuses a deploy past its
+ * 4 KB in all; the synth says so first.
+ */
+export function environmentSizes(
+  scope: Construct,
+  environment: Readonly<Record<string, string>>,
+): Array<readonly [string, number]> {
+  const stack = Stack.of(scope);
+  return Object.entries(environment).map(
+    ([name, value]) => [name, Buffer.byteLength(name) + resolvedBytes(stack.resolve(value))] as const,
+  );
+}
+
 export class FunctionCodeError extends Error {
   override readonly name = 'FunctionCodeError';
 }
@@ -88,6 +130,21 @@ export class WebhookFunction extends Construct {
       }),
     );
 
+    const environment = {
+      // Stack traces point at the TypeScript sources (the bundle ships its source map).
+      NODE_OPTIONS: '--enable-source-maps',
+      ...props.environment,
+    };
+    const sizes = environmentSizes(this, environment);
+    const bytes = sizes.reduce((sum, [, size]) => sum + size, 0);
+    if (bytes > LAMBDA_ENVIRONMENT_MAX_BYTES) {
+      const largest = [...sizes].sort((a, b) => b[1] - a[1]).slice(0, 3);
+      throw new FunctionEnvironmentError(
+        `${this.node.path}: its environment takes about ${bytes} bytes (each deploy-time value counted as ` +
+          `${DEPLOY_TIME_VALUE_BYTES}), over Lambda's ${LAMBDA_ENVIRONMENT_MAX_BYTES}; the largest: ` +
+          largest.map(([name, size]) => `${name} ${size}`).join(', '),
+      );
+    }
     const common = {
       description: props.description,
       runtime: lambda.Runtime.NODEJS_24_X,
@@ -99,11 +156,7 @@ export class WebhookFunction extends Construct {
         : { reservedConcurrentExecutions: props.reservedConcurrentExecutions }),
       role: this.role,
       logGroup: this.logGroup,
-      environment: {
-        // Stack traces point at the TypeScript sources (the bundle ships its source map).
-        NODE_OPTIONS: '--enable-source-maps',
-        ...props.environment,
-      },
+      environment,
     };
 
     this.function =

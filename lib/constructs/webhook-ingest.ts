@@ -19,7 +19,8 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types.js';
+import type { HmacProviderConfig } from '../../lambdas/providers/hmac.js';
+import type { ProviderId } from '../../lambdas/providers/types.js';
 import * as receiverSettings from '../../lambdas/receiver/settings.js';
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names.js';
 import { RECEIVER_SERVICE } from './metrics.js';
@@ -29,7 +30,11 @@ import { WebhookFunction } from './webhook-function.js';
 export interface WebhookIngestProps {
   readonly claimsTable: dynamodb.ITable;
   readonly eventQueue: sqs.IQueue;
-  readonly secrets: Readonly<Record<ProviderId, secretsmanager.ISecret>>;
+  /** One route per provider: the built-in ones and `hmacProviders`, in that order. */
+  readonly providerIds: readonly ProviderId[];
+  /** Providers by configuration, written to the receiver's `WEBHOOK_HMAC_PROVIDERS`. */
+  readonly hmacProviders: readonly HmacProviderConfig[];
+  readonly secrets: Readonly<Partial<Record<ProviderId, secretsmanager.ISecret>>>;
   /** JSON for `PROVIDER_SETTINGS`, already validated. */
   readonly providerSettingsJson: string;
   readonly timeout: Duration;
@@ -58,7 +63,12 @@ export class WebhookIngest extends Construct {
 
   constructor(scope: Construct, id: string, props: WebhookIngestProps) {
     super(scope, id);
-    const secretArns = Object.fromEntries(PROVIDER_IDS.map((p) => [p, props.secrets[p].secretArn]));
+    const secretOf = (provider: ProviderId): secretsmanager.ISecret => {
+      const secret = props.secrets[provider];
+      if (!secret) throw new Error(`no secret was created for provider ${provider}`);
+      return secret;
+    };
+    const secretArns = Object.fromEntries(props.providerIds.map((p) => [p, secretOf(p).secretArn]));
 
     const receiver = new WebhookFunction(this, 'Receiver', {
       code: { framework: 'receiver' },
@@ -85,6 +95,8 @@ export class WebhookIngest extends Construct {
           providers: JSON.parse(props.providerSettingsJson) as receiverSettings.ProviderSettingsOverrides,
           // ARNs only: the values are read at run time (lambdas/shared/secrets-manager.ts).
           secretArnsJson: Stack.of(this).toJsonString(secretArns),
+          // Checked by the construct (providerRegistry); the registry reads them at cold start.
+          hmacProviders: props.hmacProviders,
         }),
         POWERTOOLS_SERVICE_NAME: RECEIVER_SERVICE,
         POWERTOOLS_METRICS_NAMESPACE: METRIC_NAMESPACE,
@@ -113,7 +125,7 @@ export class WebhookIngest extends Construct {
     receiver.role.addToPolicy(
       new iam.PolicyStatement({
         actions: ['secretsmanager:GetSecretValue'],
-        resources: PROVIDER_IDS.map((p) => props.secrets[p].secretArn),
+        resources: props.providerIds.map((p) => secretOf(p).secretArn),
       }),
     );
 
@@ -137,8 +149,8 @@ export class WebhookIngest extends Construct {
     const integration = new HttpLambdaIntegration('Receiver', this.receiver, {
       payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0,
     });
-    const routes = {} as Record<ProviderId, apigwv2.HttpRoute>;
-    for (const provider of PROVIDER_IDS) {
+    const routes: Record<ProviderId, apigwv2.HttpRoute> = {};
+    for (const provider of props.providerIds) {
       const [route] = this.api.addRoutes({
         path: `/webhooks/${provider}`,
         methods: [apigwv2.HttpMethod.POST],

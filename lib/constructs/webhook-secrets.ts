@@ -6,28 +6,31 @@
 import { RemovalPolicy, SecretValue, Validations } from 'aws-cdk-lib';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { PROVIDERS } from '../../lambdas/providers/index.js';
-import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types.js';
+import type { ProviderRegistry, ProviderTable } from '../../lambdas/providers/index.js';
+import type { ProviderId } from '../../lambdas/providers/types.js';
 import { SECRET_PLACEHOLDER } from '../../lambdas/shared/secrets-manager.js';
 import { providerPascal } from './naming.js';
 
 export interface WebhookSecretsProps {
+  /** The providers to hold a secret for. */
+  readonly registry: ProviderRegistry<string>;
   /** @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy;
 }
 
 export class WebhookSecrets extends Construct {
-  public readonly secrets: Readonly<Record<ProviderId, secretsmanager.Secret>>;
+  public readonly secrets: ProviderTable<secretsmanager.Secret>;
 
-  constructor(scope: Construct, id: string, props: WebhookSecretsProps = {}) {
+  constructor(scope: Construct, id: string, props: WebhookSecretsProps) {
     super(scope, id);
-    const secrets = {} as Record<ProviderId, secretsmanager.Secret>;
-    const issuers = PROVIDER_IDS.map((provider) => PROVIDERS[provider].name).join(', ');
-    for (const provider of PROVIDER_IDS) {
+    const secrets: Record<ProviderId, secretsmanager.Secret> = {};
+    const providers = Object.values(props.registry.PROVIDERS);
+    const issuers = providers.map((provider) => provider.name).join(', ');
+    for (const { id: provider, name, secret: about } of providers) {
       const secret = new secretsmanager.Secret(this, providerPascal(provider), {
         description:
-          `${PROVIDERS[provider].name} webhook signing secret for the idempotent webhook receiver. ` +
-          `Put JSON {"current":"<secret>"} here: ${PROVIDERS[provider].secret.hint}. While rotating, ` +
+          `${name} webhook signing secret for the idempotent webhook receiver. ` +
+          `Put JSON {"current":"<secret>"} here: ${about.hint}. While rotating, ` +
           `{"current":"<new>","previous":"<old>"} accepts both. "${SECRET_PLACEHOLDER}" is never accepted.`,
         // A placeholder, not a secret: it is in the template on purpose, and the receiver refuses it.
         // CloudFormation only writes it on creation (or if this text changes): a later deploy leaves
@@ -44,6 +47,7 @@ export class WebhookSecrets extends Construct {
       });
       secrets[provider] = secret;
     }
-    this.secrets = secrets;
+    // Every registry holds the built-in providers: their secrets are always there.
+    this.secrets = secrets as ProviderTable<secretsmanager.Secret>;
   }
 }

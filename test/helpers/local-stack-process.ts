@@ -8,8 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { PROVIDER_IDS } from '../../lambdas/providers/index.js';
-import { SECRET_ENV_VARS } from '../../lambdas/shared/secrets.js';
+import { BUILT_IN_PROVIDERS } from '../../lambdas/providers/index.js';
 import { freePort } from '../../local/emulators.js';
 import { TEST_SECRETS } from './signing.js';
 
@@ -40,9 +39,9 @@ export async function startLocalStackProcess(
     LOCAL_OUTPUTS_FILE: outputsFile,
     // Its own cdk.out, so suites that start a stack at the same time do not synthesize over each other.
     LOCAL_CDK_OUT: join(workDir, 'cdk.out'),
-    // Each provider's variable (its module's `secret.envVar`) holds the test secret.
+    // Each built-in provider's variable (its module's `secret.envVar`) holds the test secret.
     ...Object.fromEntries(
-      PROVIDER_IDS.map((provider) => [SECRET_ENV_VARS[provider], TEST_SECRETS[provider]]),
+      BUILT_IN_PROVIDERS.map((provider) => [provider.secret.envVar, TEST_SECRETS[provider.id]]),
     ),
     ...extraEnv,
   };

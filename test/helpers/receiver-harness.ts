@@ -88,6 +88,7 @@ export async function createReceiverHarness(
     claimsTableName: tableName,
     eventQueueUrl: queueUrl,
     leaseSeconds: RECEIVER_DEFAULTS.leaseSeconds,
+    hmacProviders: [],
     duplicateWaitMs: RECEIVER_DEFAULTS.duplicateWaitMs,
     duplicatePollMs: 20,
     maxBodyBytes: RECEIVER_DEFAULTS.maxBodyBytes,

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PROVIDERS } from '../../lambdas/providers/index.js';
+import { PROVIDER_LIST } from '../../lambdas/providers/index.js';
 import { PROVIDER_IDS, type ProviderId } from '../../lambdas/providers/types.js';
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names.js';
 import { RECEIVER_SERVICE } from '../../lib/constructs/metrics.js';
@@ -86,7 +86,7 @@ describe('webhook alarms', () => {
     });
   });
 
-  it.each(PROVIDER_IDS.filter((p) => PROVIDERS[p].alarms.duplicateRatioLow))(
+  it.each(PROVIDER_LIST.filter((p) => p.alarms.duplicateRatioLow).map((p) => p.id))(
     'alarms when %s duplicates collapse to zero in an hour with traffic',
     (provider) => {
       const a = alarm(`DuplicateRatioLow-${provider}`);

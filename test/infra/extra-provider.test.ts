@@ -9,10 +9,10 @@ import type { ProviderId } from '../../lambdas/providers/types.js';
 import { environmentOf, type SynthesizedStack, synthesize } from './support.js';
 
 // The one registry line: the repository's providers plus Acme.
-vi.mock('../../lambdas/providers/index.js', async (original) => {
-  const registry = await original<typeof import('../../lambdas/providers/index.js')>();
+vi.mock('../../lambdas/providers/built-in.js', async (original) => {
+  const { BUILT_IN_PROVIDERS } = await original<typeof import('../../lambdas/providers/built-in.js')>();
   const { acmeProvider } = await import('../fixtures/providers/acme.js');
-  return { ...registry, ...registry.withProviders([acmeProvider]) };
+  return { BUILT_IN_PROVIDERS: [...BUILT_IN_PROVIDERS, acmeProvider] };
 });
 
 const ACME = 'acme' as ProviderId;

@@ -20,8 +20,11 @@ export interface SynthesizedStack {
   readonly app: App;
   readonly stack: PaymentsExampleStack | IdempotentWebhooksStack;
   readonly template: Template;
-  /** The CloudFormation logical id of a construct's (or its default child's) resource. */
-  logicalId(construct: IConstruct): string;
+  /**
+   * The CloudFormation logical id of a construct's (or its default child's) resource; fails the
+   * test for a construct that is not there.
+   */
+  logicalId(construct: IConstruct | undefined): string;
 }
 
 export interface SynthesizeOptions {
@@ -55,6 +58,7 @@ export function synthesize(options: SynthesizeOptions = {}): SynthesizedStack {
     stack,
     template,
     logicalId: (construct) => {
+      if (construct === undefined) throw new Error('no such construct in the stack');
       const element = (construct.node.defaultChild ?? construct) as CfnElement;
       // Resolved, so an overridden id (the example's tables keep their pre-0.2 ids) is the one seen.
       return Stack.of(construct).resolve(element.logicalId) as string;

@@ -1,4 +1,6 @@
 /** The per-provider tables in README.md and docs/ are written from the registry (`npm run docs`). */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { withProviders } from '../../lambdas/providers/index.js';
 import { DocsMarkerError, formatDuration, renderProviderTables, updateDocs } from '../../local/docs.js';
@@ -58,5 +60,19 @@ describe('provider tables', () => {
       '1 day',
       '4 hours',
     ]);
+  });
+});
+
+describe('docs/configured-providers.md', () => {
+  const root = join(import.meta.dirname, '../..');
+  const text = readFileSync(join(root, 'docs/configured-providers.md'), 'utf8');
+
+  it.each(['onfido', 'partner'])('shows examples/providers/%s.json as it is', (name) => {
+    // The JSON block after the link to the file is the file, so the worked example cannot drift.
+    const link = text.indexOf(`(../examples/providers/${name}.json)`);
+    expect(link).toBeGreaterThan(0);
+    const block = /```json\n([\s\S]*?)\n```/.exec(text.slice(link))?.[1] ?? '';
+    const file = readFileSync(join(root, 'examples/providers', `${name}.json`), 'utf8');
+    expect(JSON.parse(block)).toEqual(JSON.parse(file));
   });
 });

@@ -8,16 +8,16 @@ import { sign as githubSign } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
-import { PROVIDER_IDS, PROVIDERS } from '../../lambdas/providers/index.js';
+import { PROVIDER_LIST, PROVIDERS, requireProvider } from '../../lambdas/providers/index.js';
 import { sampleDelivery } from '../../local/samples.js';
 
 const NOW = 1_767_225_600;
 const stripe = new Stripe('sk_test_signing_only');
-const cases = PROVIDER_IDS.flatMap((id) => PROVIDERS[id].dev.sampleTypes.map((type) => [id, type] as const));
+const cases = PROVIDER_LIST.flatMap(({ id, dev }) => dev.sampleTypes.map((type) => [id, type] as const));
 
 describe('dev samples', () => {
   it.each(cases)('%s %s verifies and extracts with the module itself', (id, type) => {
-    const provider = PROVIDERS[id];
+    const provider = requireProvider(id);
     const delivery = sampleDelivery(id, {
       type,
       secret: provider.secret.devSecret,
@@ -65,7 +65,7 @@ describe('dev samples', () => {
   });
 
   it('grows only the sized samples to an exact size', () => {
-    const sized = PROVIDER_IDS.flatMap((id) => PROVIDERS[id].dev.sizedTypes.map((type) => `${id} ${type}`));
+    const sized = PROVIDER_LIST.flatMap(({ id, dev }) => dev.sizedTypes.map((type) => `${id} ${type}`));
     expect(sized).toEqual(['github push']);
     const { body } = sampleDelivery('github', { type: 'push', secret: 's', bytes: 50_000 });
     expect(Buffer.byteLength(body)).toBe(50_000);

@@ -1,7 +1,7 @@
 /**
  * Issue 13's "done when": a provider is one file plus one registry line. Acme
  * (test/fixtures/providers/acme.ts) is not in the repository's registry; this file adds it with
- * the one line below (the registry module mocked with `withProviders`), and drives it over HTTP
+ * the one line below (the registry line, lambdas/providers/built-in.ts, mocked), and drives it over HTTP
  * through the receiver Lambda handler into the queue and through the processor handler, on DynamoDB
  * Local and the SQS emulator. Nothing else learns about Acme: routes, settings, secrets, forwarded
  * headers, samples and signing all come from its module.
@@ -23,10 +23,10 @@ import { peekMessageBody } from '../helpers/aws.js';
 import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline-harness.js';
 
 // The one registry line: the repository's providers plus Acme.
-vi.mock('../../lambdas/providers/index.js', async (original) => {
-  const registry = await original<typeof import('../../lambdas/providers/index.js')>();
+vi.mock('../../lambdas/providers/built-in.js', async (original) => {
+  const { BUILT_IN_PROVIDERS } = await original<typeof import('../../lambdas/providers/built-in.js')>();
   const { acmeProvider } = await import('../fixtures/providers/acme.js');
-  return { ...registry, ...registry.withProviders([acmeProvider]) };
+  return { BUILT_IN_PROVIDERS: [...BUILT_IN_PROVIDERS, acmeProvider] };
 });
 
 const ACME = 'acme' as ProviderId;

@@ -4,6 +4,9 @@
  * documented HMAC and the standardwebhooks library sign, refuse tampering, and read the same
  * identity as the built-in modules.
  */
+import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { githubProvider } from '../../lambdas/providers/github.js';
 import {
@@ -40,7 +43,8 @@ const SHOPIFY: HmacProviderConfig = {
   signedContent: '{body}',
   eventId: { header: 'X-Shopify-Webhook-Id' },
   eventType: { header: 'X-Shopify-Topic' },
-  account: { header: 'X-Shopify-Shop-Domain' },
+  // A custom app serves one shop: its domain is the account (a header would be unsigned).
+  account: { value: 'example-shop.myshopify.com' },
   objectId: { pointer: '/id' },
   objectKind: { value: 'order' },
   claimTtlSeconds: 3 * 86_400,
@@ -196,6 +200,54 @@ describe('its own samples and signing', () => {
   });
 });
 
+describe("the docs' worked examples (examples/providers/*.json)", () => {
+  const example = (name: string) =>
+    JSON.parse(
+      readFileSync(join(import.meta.dirname, '../../examples/providers', `${name}.json`), 'utf8'),
+    ) as HmacProviderConfig;
+
+  it('samples an Onfido check event in its documented envelope, one id for the event and the check', () => {
+    const provider = hmacProvider(example('onfido'));
+    expect(provider.dev.sampleTypes).toEqual(['check.completed', 'check.started']);
+    const sample = provider.dev.sample('check.completed', { nowSeconds: now(), objectId: 'chk_1' });
+    expect(JSON.parse(sample.body)).toMatchObject({
+      payload: {
+        resource_type: 'check',
+        action: 'check.completed',
+        object: { id: 'chk_1', status: 'complete' },
+      },
+    });
+    const headers = { ...sample.headers, ...provider.dev.sign(sample.body, 'token', now()) };
+    expect(provider.extract(request(headers, sample.body))).toEqual({
+      ok: true,
+      event: {
+        eventId: 'chk_1',
+        eventType: 'check.completed',
+        account: 'default',
+        objectId: 'chk_1',
+        objectKind: 'check',
+      },
+    });
+  });
+
+  it("samples the partner's invoice with its account, signed over the timestamp and the body", () => {
+    const provider = hmacProvider(example('partner'));
+    const nowSeconds = now();
+    const sample = provider.dev.sample('invoice.paid', { nowSeconds, eventId: 'evt_9', objectId: 'inv_9' });
+    const signed = provider.dev.sign(sample.body, 'partner-secret', nowSeconds);
+    expect(signed).toEqual({
+      'x-signature': `sha256=${createHmac('sha256', 'partner-secret').update(`${nowSeconds}.${sample.body}`).digest('hex')}`,
+      'x-timestamp': String(nowSeconds),
+    });
+    const delivery = request({ ...sample.headers, ...signed }, sample.body);
+    expect(provider.verify(delivery, { secrets: ['partner-secret'], nowSeconds })).toEqual({ ok: true });
+    expect(provider.extract(delivery)).toMatchObject({
+      ok: true,
+      event: { eventId: 'evt_9', eventType: 'invoice.paid', account: 'default', objectId: 'inv_9' },
+    });
+  });
+});
+
 describe('configuration checks', () => {
   it.each([
     [
@@ -208,6 +260,7 @@ describe('configuration checks', () => {
     [{ ...GITHUB, eventType: { pointer: 'type' } }, /eventType/],
     [{ ...GITHUB, claimTtlSeconds: 0 }, /claimTtlSeconds/],
     [{ ...GITHUB, colour: 'teal' }, /config has unknown field\(s\) colour/],
+    [{ ...SHOPIFY, account: { header: 'X-Shopify-Shop-Domain' } }, /account must come from the signed body/],
   ])('refuses %#', (config, message) => {
     expect(() => hmacProvider(config as HmacProviderConfig)).toThrow(HmacProviderConfigError);
     expect(() => hmacProvider(config as HmacProviderConfig)).toThrow(message);

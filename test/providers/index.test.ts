@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { asaasProvider } from '../../lambdas/providers/asaas.js';
 import { githubProvider } from '../../lambdas/providers/github.js';
-import { getProvider, PROVIDERS } from '../../lambdas/providers/index.js';
+import { getProvider, PROVIDERS, requireProvider } from '../../lambdas/providers/index.js';
 import { shopifyProvider } from '../../lambdas/providers/shopify.js';
 import { standardProvider } from '../../lambdas/providers/standard.js';
 import { stripeProvider } from '../../lambdas/providers/stripe.js';
@@ -37,9 +37,9 @@ describe('PROVIDERS', () => {
   it('has exactly one provider per route id, each knowing its own id', () => {
     expect(Object.keys(PROVIDERS).sort()).toEqual([...PROVIDER_IDS].sort());
     for (const id of PROVIDER_IDS) {
-      expect(PROVIDERS[id].id).toBe(id);
-      expect(PROVIDERS[id].name).not.toBe('');
-      expect(PROVIDERS[id].defaults.claimTtlSeconds).toBeGreaterThan(0);
+      expect(requireProvider(id).id).toBe(id);
+      expect(requireProvider(id).name).not.toBe('');
+      expect(requireProvider(id).defaults.claimTtlSeconds).toBeGreaterThan(0);
     }
   });
 

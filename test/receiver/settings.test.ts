@@ -166,6 +166,18 @@ describe('receiver settings: one schema for the handler, the construct and the l
       claimCheckThresholdBytes: 262_144,
       archiveBucket: 'archive',
       archiveForcePathStyle: true,
+      // A provider by configuration, as the construct writes it (checked, defaults not filled in).
+      hmacProviders: [
+        {
+          id: 'kyc',
+          name: 'KYC',
+          signature: { header: 'x-signature', algorithm: 'sha256', encoding: 'hex' },
+          signedContent: '{body}',
+          eventId: { pointer: '/id' },
+          eventType: { pointer: '/type' },
+          claimTtlSeconds: 86_400,
+        },
+      ],
       providers: parseProviderSettings(
         JSON.stringify({
           shopify: { claimTtlSeconds: 5 * DAY, keyRules: { default: 'business-object' } },

@@ -6,6 +6,7 @@
 import type { ApplierRegistry } from '../../../lambdas/processor/sdk/index.js';
 import { asaasPayment } from './asaas.js';
 import { githubPush } from './github.js';
+import { onfidoCheck } from './onfido.js';
 import { shopifyOrder } from './shopify.js';
 import { standardInvoice } from './standard.js';
 import { stripeChargeRefunded, stripePaymentIntent } from './stripe.js';
@@ -27,6 +28,10 @@ export const EXAMPLE_APPLIERS: ApplierRegistry = {
   },
   standard: {
     'invoice.*': standardInvoice,
+  },
+  // A provider by configuration (examples/providers/onfido.json): applied when it is configured.
+  onfido: {
+    'check.*': onfidoCheck,
   },
 };
 
