@@ -10,8 +10,8 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { tableNameProblem, tableOutputName } from '../lambdas/processor/extension-names.js';
-import { PROVIDER_LIST, PROVIDERS, requireProvider } from '../lambdas/providers/index.js';
-import type { ProviderId } from '../lambdas/providers/types.js';
+import { PROVIDER_LIST, requireProvider } from '../lambdas/providers/index.js';
+import type { Provider, ProviderId } from '../lambdas/providers/types.js';
 import { joinKey } from '../lambdas/shared/keys.js';
 import { type ClaimRecord, ClaimStatus } from '../lambdas/store/claim.js';
 import { pendingShard } from '../lambdas/store/unfinished-index.js';
@@ -61,15 +61,22 @@ const RULE_SHAPES = {
 } as const;
 
 /** Why the event-id key may miss, for the output: the provider's other key rules. */
-export function keyRuleNote(provider: ProviderId): string {
-  const others = Object.entries(requireProvider(provider).defaults.keyRules.byEventType ?? {}).flatMap(
-    ([pattern, rule]) =>
+export function keyRuleNote(provider: ProviderId | Provider<string>): string {
+  const module = typeof provider === 'string' ? requireProvider(provider) : provider;
+  const { keyRules } = module.defaults;
+  const others = [
+    // A provider keyed by another rule by default (a configured KYC vendor: composite).
+    ...(keyRules.default.kind === 'event-id'
+      ? []
+      : [`its events by the ${keyRules.default.kind} rule (${RULE_SHAPES[keyRules.default.kind]})`]),
+    ...Object.entries(keyRules.byEventType ?? {}).flatMap(([pattern, rule]) =>
       rule.kind === 'event-id'
         ? []
         : [`${pattern} events by the ${rule.kind} rule (${RULE_SHAPES[rule.kind]})`],
-  );
+    ),
+  ];
   return others.length > 0
-    ? `${provider} keys ${others.join(' and ')}, or the account differs (--account)`
+    ? `${module.id} keys ${others.join(' and ')}, or the account differs (--account)`
     : 'the account differs (--account), or PROVIDER_SETTINGS gives this event type another key rule';
 }
 

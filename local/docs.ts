@@ -8,7 +8,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BUILT_IN_PROVIDERS, PROVIDERS } from '../lambdas/providers/index.js';
+import { BUILT_IN_PROVIDERS } from '../lambdas/providers/index.js';
 import type { Provider } from '../lambdas/providers/types.js';
 
 export const DOC_FILES = ['README.md', 'docs/rules.md'] as const;

@@ -11,7 +11,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PROVIDER_LIST, PROVIDERS, requireProvider } from '../lambdas/providers/index.js';
+import { PROVIDER_LIST, requireProvider } from '../lambdas/providers/index.js';
 import { isProviderId, PROVIDER_IDS, type ProviderId } from '../lambdas/providers/types.js';
 import { webhookUrlOutputId } from '../lambdas/shared/naming.js';
 import { localSecrets } from './dev-secrets.js';

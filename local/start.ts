@@ -8,9 +8,9 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { HMAC_PROVIDERS_ENV, readHmacProviderConfigs } from '../lambdas/providers/configured.js';
 import { loadLocalStartSettings } from './settings.js';
 import { handleShutdown } from './shutdown.js';
-import { startLocalStack } from './stack.js';
 
 const root = resolve(import.meta.dirname, '..');
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -31,6 +31,15 @@ function synthesize(outdir: string): void {
 }
 
 async function main(): Promise<void> {
+  // Checked before anything loads the provider registry (./stack.ts does), so a bad config is one
+  // line naming the variable and the field, not a stack trace.
+  try {
+    readHmacProviderConfigs(process.env[HMAC_PROVIDERS_ENV]);
+  } catch (error) {
+    console.error(`npm start: ${(error as Error).message}`);
+    process.exit(1);
+  }
+  const { startLocalStack } = await import('./stack.js');
   const args = process.argv.slice(2);
   const persist = args.includes('--persist');
   const { port, cdkOut: outdir, outputsFile, skipSynth } = loadLocalStartSettings();

@@ -138,8 +138,19 @@ export class HmacProviderConfigError extends Error {
 
 const DEFAULT_TOLERANCE_SECONDS = 300;
 
-function issueText(issue: z.core.$ZodIssue): string {
+/** The value at `path` in `input`, or undefined when there is none. */
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+function issueText(issue: z.core.$ZodIssue, input: unknown): string {
   if (issue.code === 'unrecognized_keys') return `has unknown field(s) ${issue.keys.join(', ')}`;
+  if (issue.path.length > 0 && valueAt(input, issue.path) === undefined) return 'is required';
   if (issue.code === 'invalid_union')
     return 'must be { header }, { pointer } or { value } (or a known key rule)';
   return issue.message;
@@ -152,7 +163,7 @@ export function parseHmacProviderConfig(input: unknown): Config {
   if (!result.success) {
     const id = isObject(input) && typeof input.id === 'string' ? ` ${JSON.stringify(input.id)}` : '';
     throw new HmacProviderConfigError(
-      `HMAC provider${id}: ${result.error.issues.map((issue) => `${where(issue.path)} ${issueText(issue)}`).join('; ')}`,
+      `HMAC provider${id}: ${result.error.issues.map((issue) => `${where(issue.path)} ${issueText(issue, input)}`).join('; ')}`,
     );
   }
   const config = result.data;

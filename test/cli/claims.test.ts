@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import {
@@ -8,6 +10,7 @@ import {
   parseWrittenRow,
 } from '../../cli/claims.js';
 import type { StackContext } from '../../cli/stack.js';
+import { hmacProvider } from '../../lambdas/providers/hmac.js';
 
 type Item = Record<string, unknown> & { pk: string };
 
@@ -118,6 +121,16 @@ describe('keyRuleNote', () => {
   it('names the provider rules that do not key by event id', () => {
     expect(keyRuleNote('stripe')).toMatch(/payment_intent\.\* events by the composite rule/);
     expect(keyRuleNote('github')).toMatch(/--account/);
+  });
+
+  it("names a configured provider's default rule when it is not the event-id rule", () => {
+    const onfido = hmacProvider(
+      JSON.parse(readFileSync(join(import.meta.dirname, '../../examples/providers/onfido.json'), 'utf8')),
+    );
+    expect(keyRuleNote(onfido)).toBe(
+      'onfido keys its events by the composite rule (<provider>:<account>:<object id>:<event type>), ' +
+        'or the account differs (--account)',
+    );
   });
 });
 

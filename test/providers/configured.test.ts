@@ -86,6 +86,23 @@ describe(HMAC_PROVIDERS_ENV, () => {
     ).toThrow(/WEBHOOK_HMAC_PROVIDERS \[0\]: HMAC provider "kyc": name/);
   });
 
+  it('stops npm start before anything starts, in one line naming the variable and the field', async () => {
+    const run = promisify(execFile)('npm', ['start'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, [HMAC_PROVIDERS_ENV]: '{"id":"kyc","name":"KYC"}', PORT: '0' },
+      timeout: 60_000,
+    });
+    const failure = await run.then(
+      () => undefined,
+      (error: { code?: number; stderr?: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr?.trim()).toBe(
+      'npm start: WEBHOOK_HMAC_PROVIDERS: HMAC provider "kyc": signature is required; signedContent is ' +
+        'required; eventId is required; eventType is required; claimTtlSeconds is required',
+    );
+  });
+
   it('stops the receiver at cold start, naming the variable and the field', async () => {
     const run = promisify(execFile)(
       process.execPath,

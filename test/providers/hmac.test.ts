@@ -261,6 +261,10 @@ describe('configuration checks', () => {
     [{ ...GITHUB, claimTtlSeconds: 0 }, /claimTtlSeconds/],
     [{ ...GITHUB, colour: 'teal' }, /config has unknown field\(s\) colour/],
     [{ ...SHOPIFY, account: { header: 'X-Shopify-Shop-Domain' } }, /account must come from the signed body/],
+    [
+      { id: 'kyc', name: 'KYC' },
+      /"kyc": signature is required; signedContent is required; eventId is required/,
+    ],
   ])('refuses %#', (config, message) => {
     expect(() => hmacProvider(config as HmacProviderConfig)).toThrow(HmacProviderConfigError);
     expect(() => hmacProvider(config as HmacProviderConfig)).toThrow(message);
