@@ -49,8 +49,8 @@ export type WebhookFunctionCode = { readonly framework: FrameworkFunction } | Us
 
 /** The function's code cannot be built: a missing entry, lock file, esbuild or prebuilt bundle. */
 /**
- * Lambda: "the total size of all environment variables doesn't exceed 4 KB".
- * https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html
+ * Lambda's quotas: "Total size of environment variables set: 4 KB".
+ * https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html
  */
 export const LAMBDA_ENVIRONMENT_MAX_BYTES = 4_096;
 /** A value known only at deploy time (an ARN, a table name, a queue URL), counted as this many bytes. */
@@ -86,7 +86,8 @@ export function environmentSizes(
 ): Array<readonly [string, number]> {
   const stack = Stack.of(scope);
   return Object.entries(environment).map(
-    ([name, value]) => [name, Buffer.byteLength(name) + resolvedBytes(stack.resolve(value))] as const,
+    // As JSON (`"name":"value",`): the quoting counted too, in case Lambda counts the set that way.
+    ([name, value]) => [name, Buffer.byteLength(name) + resolvedBytes(stack.resolve(value)) + 6] as const,
   );
 }
 
