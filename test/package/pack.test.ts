@@ -56,6 +56,7 @@ if (process.env.WITH_TABLE) {
   });
   props.tables = { invoices };
 }
+if (process.env.HMAC_PROVIDER) props.hmacProviders = [JSON.parse(process.env.HMAC_PROVIDER)];
 new IdempotentWebhookReceiver(stack, 'Webhooks', props);
 app.synth();
 `;
@@ -257,6 +258,25 @@ describe('the npm package in a plain CDK app', () => {
       .map((st) => JSON.stringify(st.Resource));
     expect(granted.filter((resource) => resource.includes(`"${invoices}"`))).toHaveLength(1);
   }, 90_000);
+
+  it('adds a provider by configuration (hmacProviders) from the installed package', async () => {
+    const outdir = join(work, 'out-hmac');
+    const config = readFileSync(join(ROOT, 'examples/providers/partner.json'), 'utf8');
+    await run(process.execPath, ['app.mjs'], app, { OUTDIR: outdir, HMAC_PROVIDER: config });
+    const template = JSON.parse(readFileSync(join(outdir, 'UserApp.template.json'), 'utf8')) as {
+      Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
+    };
+    const routes = Object.values(template.Resources)
+      .filter((r) => r.Type === 'AWS::ApiGatewayV2::Route')
+      .map((r) => r.Properties.RouteKey);
+    expect(routes).toContain('POST /webhooks/partner');
+    const receiver = byRole(functionsOf(outdir), 'IngestReceiver');
+    const properties: Record<string, unknown> = template.Resources[receiver.logicalId]?.Properties ?? {};
+    const environment = (properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(JSON.parse(environment.WEBHOOK_HMAC_PROVIDERS as string)).toMatchObject([
+      { id: 'partner', signature: { header: 'x-signature' } },
+    ]);
+  }, 60_000);
 
   it('runs the installed `webhooks` CLI, which answers --version with the package version', async () => {
     const { stdout } = await run('npx', ['--no-install', 'webhooks', '--version'], app);
