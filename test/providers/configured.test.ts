@@ -2,6 +2,7 @@
  * `WEBHOOK_HMAC_PROVIDERS`: how it is read (JSON, one object or a list, or `@file[,@file]`), the
  * messages a bad value gets, and that a function started with one stops at cold start naming it.
  */
+
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,16 +17,12 @@ import {
 } from '../../lambdas/providers/configured.js';
 import { HmacProviderConfigError } from '../../lambdas/providers/hmac.js';
 import { loadReceiverSettings } from '../../lambdas/receiver/settings.js';
+import { KYC_CONFIG } from '../fixtures/providers/kyc-config.js';
 import { REPO_ROOT } from '../helpers/local-stack-process.js';
 
 const CONFIG = {
-  id: 'kyc',
-  name: 'KYC',
-  signature: { header: 'X-Signature', algorithm: 'sha256', encoding: 'hex' },
-  signedContent: '{body}',
-  eventId: { pointer: '/id' },
-  eventType: { pointer: '/type' },
-  claimTtlSeconds: 86_400,
+  ...KYC_CONFIG,
+  signature: { ...KYC_CONFIG.signature, header: 'X-Signature' },
   secret: { hint: 'from the vendor', devSecret: 'local-kyc' },
   retryWindow: { text: '24 h', source: 'https://example.com' },
 };

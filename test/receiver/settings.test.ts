@@ -6,6 +6,7 @@ import {
   parseProviderSettings,
   RECEIVER_DEFAULTS,
 } from '../../lambdas/receiver/settings.js';
+import { KYC_CONFIG } from '../fixtures/providers/kyc-config.js';
 
 const base = { CLAIMS_TABLE_NAME: 'claims', EVENT_QUEUE_URL: 'http://queue' };
 const DAY = 24 * 3600;
@@ -167,17 +168,7 @@ describe('receiver settings: one schema for the handler, the construct and the l
       archiveBucket: 'archive',
       archiveForcePathStyle: true,
       // A provider by configuration, as the construct writes it (checked, defaults not filled in).
-      hmacProviders: [
-        {
-          id: 'kyc',
-          name: 'KYC',
-          signature: { header: 'x-signature', algorithm: 'sha256', encoding: 'hex' },
-          signedContent: '{body}',
-          eventId: { pointer: '/id' },
-          eventType: { pointer: '/type' },
-          claimTtlSeconds: 86_400,
-        },
-      ],
+      hmacProviders: [KYC_CONFIG],
       providers: parseProviderSettings(
         JSON.stringify({
           shopify: { claimTtlSeconds: 5 * DAY, keyRules: { default: 'business-object' } },
