@@ -145,10 +145,10 @@ export interface StartupResult {
   readonly runs: number;
   /** An empty `node` process, for reference. */
   readonly emptyNode: StartupFigures;
-  /** With the deployed NODE_OPTIONS (`--enable-source-maps`). */
+  /** With `--enable-source-maps` (the construct's `sourceMaps: true`). */
   readonly receiver: StartupFigures;
   readonly processor: StartupFigures;
-  /** The same without `--enable-source-maps`. */
+  /** The same without it: as deployed by default. */
   readonly receiverNoSourceMaps: StartupFigures;
   readonly processorNoSourceMaps: StartupFigures;
   readonly method: string;

@@ -19,6 +19,12 @@ export interface PipelineCostInputs {
   /** Bytes logged (JSON lines + EMF) per new event, per duplicate. */
   readonly logBytesNew?: number;
   readonly logBytesDuplicate?: number;
+  /**
+   * Lines written whatever the code logs: Lambda's START/END/REPORT per invocation of each function,
+   * and the API's access log line per request (bench/log-sources.ts). @default none
+   */
+  readonly platformLogBytes?: { readonly receiver: number; readonly processor: number };
+  readonly accessLogBytesPerRequest?: number;
   /** The processor's payload archive: S3 PUTs per event and object size (0 when it archives nothing). */
   readonly archivePutsPerEvent?: number;
   readonly archiveObjectBytes?: number;
@@ -112,6 +118,11 @@ export const sqsRequestsPerEvent = (batchSize: number): number => 1 + 2 / batchS
 
 export function pipelineCost(inputs: PipelineCostInputs, config: CostConfig): PipelineCost {
   const processorMsPerEvent = inputs.processorBatchMs / inputs.processorBatchRecords;
+  const logCost = (bytesPerEvent: number) =>
+    ((MILLION * bytesPerEvent) / GB) * PRICES.cloudWatchLogsIngestedGb.usd;
+  // Every delivery: one receiver invocation and one access log line; every event: a share of a batch.
+  const perDelivery = (inputs.platformLogBytes?.receiver ?? 0) + (inputs.accessLogBytesPerRequest ?? 0);
+  const perEvent = perDelivery + (inputs.platformLogBytes?.processor ?? 0) / config.batchSize;
   const newEvents = lines({
     apiGateway: MILLION * PRICES.apiGatewayHttpRequest.usd,
     lambdaReceiver:
@@ -127,7 +138,7 @@ export function pipelineCost(inputs: PipelineCostInputs, config: CostConfig): Pi
       ((MILLION * (inputs.archiveObjectBytes ?? 0)) / GB) *
         (config.archiveRetentionDays / DAYS_PER_MONTH) *
         PRICES.s3StandardGbMonth.usd,
-    cloudWatchLogs: ((MILLION * (inputs.logBytesNew ?? 0)) / GB) * PRICES.cloudWatchLogsIngestedGb.usd,
+    cloudWatchLogs: logCost((inputs.logBytesNew ?? 0) + perEvent),
   });
   const duplicates = lines({
     apiGateway: MILLION * PRICES.apiGatewayHttpRequest.usd,
@@ -137,7 +148,7 @@ export function pipelineCost(inputs: PipelineCostInputs, config: CostConfig): Pi
     dynamoDb: MILLION * dynamoCost(inputs.receiverDuplicateUnits),
     sqs: 0,
     s3Archive: 0,
-    cloudWatchLogs: ((MILLION * (inputs.logBytesDuplicate ?? 0)) / GB) * PRICES.cloudWatchLogsIngestedGb.usd,
+    cloudWatchLogs: logCost((inputs.logBytesDuplicate ?? 0) + perDelivery),
   });
   return { newEvents, duplicates, withDuplicates: add(newEvents, duplicates, config.duplicateShare) };
 }
@@ -151,7 +162,7 @@ export function costAssumptions(config: CostConfig): string[] {
     'DynamoDB on demand: write/read request units per event from the capacity meter (failed conditional writes and transactions modelled as AWS bills them, see bench/capacity.ts); storage and TTL deletes (free) not included',
     'API Gateway HTTP API: one request per delivery (bodies < 512 KB); data transfer out (small JSON answers) not included',
     `S3 payload archive (ours, as deployed): the measured PUTs per event and object size, kept ${config.archiveRetentionDays} days (the bucket's lifecycle rule) in S3 Standard; the Powertools variant archives nothing`,
-    'CloudWatch Logs: bytes our code writes per delivery/message at INFO with EMF metrics on (the Powertools variant is assumed to log as much); Lambda platform lines (START/END/REPORT) and custom-metric charges not included',
+    "CloudWatch Logs: bytes our code writes per delivery/message at INFO with EMF metrics on (the Powertools variant is assumed to log as much), plus Lambda's START/END/REPORT lines per invocation (the processor's shared by a batch) and the API's access log line per request, for both variants (bench/log-sources.ts); priced on the message bytes; custom-metric charges are monthly, not per event (docs/performance.md)",
     '"total" is the four services the issue names; "deployed" adds the archive and the logs',
     `blended figure: one million events plus ${config.duplicateShare} x one million duplicate deliveries`,
   ];

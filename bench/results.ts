@@ -4,6 +4,7 @@ import { type CostConfig, type CostResult, costPerMillion, type PipelineCostInpu
 import type { CapacityResult, InProcessResult, LogBytesResult, ReceiverLatencyResult } from './inprocess.js';
 import { type BreakEven, claimCheckBreakEven, type LargePayloadResult } from './large-payloads.js';
 import type { LoadResult } from './load.js';
+import { accessLogBytes, platformLogBytes } from './log-sources.js';
 import { PRICES, PRICES_AS_OF, PRICES_REGION } from './prices.js';
 import type { SweepCostResult } from './sweeper.js';
 
@@ -108,7 +109,10 @@ export function checkAims(
   return aims;
 }
 
-export function costInputsFrom(inProcess: InProcessResult): {
+export function costInputsFrom(
+  inProcess: InProcessResult,
+  memory: Pick<CostConfig, 'receiverMemoryMb' | 'processorMemoryMb'>,
+): {
   ours: PipelineCostInputs;
   powertools: PipelineCostInputs;
 } {
@@ -118,6 +122,11 @@ export function costInputsFrom(inProcess: InProcessResult): {
   const logs = {
     logBytesNew: logBytes.receiverNew + logBytes.processorPerMessage,
     logBytesDuplicate: logBytes.receiverDuplicate,
+    platformLogBytes: {
+      receiver: platformLogBytes(memory.receiverMemoryMb),
+      processor: platformLogBytes(memory.processorMemoryMb),
+    },
+    accessLogBytesPerRequest: accessLogBytes(),
   };
   const archive = capacity.archive.enabled
     ? {
@@ -180,7 +189,7 @@ export function buildResults(parts: ResultParts): BenchResults {
     ...(parts.largePayloads ? { largePayloads: parts.largePayloads } : {}),
     ...(parts.sweepCost ? { sweepCost: parts.sweepCost } : {}),
     claimCheckBreakEven: claimCheckBreakEven(),
-    costPerMillion: costPerMillion(costInputsFrom(inProcess), parts.costConfig),
+    costPerMillion: costPerMillion(costInputsFrom(inProcess, parts.costConfig), parts.costConfig),
     prices: { asOf: PRICES_AS_OF, region: PRICES_REGION, list: PRICES },
     aims: checkAims(inProcess.receiverLatencyMs, inProcess.capacity, parts.load),
   };

@@ -161,6 +161,14 @@ export interface IdempotentWebhookReceiverProps {
   /** Retention of the functions' and the API's log groups. @default logs.RetentionDays.ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
   /**
+   * Run the functions with `--enable-source-maps`, so an unexpected error's stack trace names the
+   * TypeScript sources instead of the minified bundle. Off by default: it adds about 20 ms to each
+   * cold start (the import, measured by `npm run bench`); the source maps ship in the bundles either
+   * way, so a trace can be mapped afterwards.
+   * @default false
+   */
+  readonly sourceMaps?: boolean;
+  /**
    * How long the payload archive keeps each event's payload. It also holds the bodies of
    * claim-checked events, which a DLQ redrive still needs: at least the claim retention (15 days).
    * @default Duration.days(90)
@@ -318,6 +326,7 @@ export class IdempotentWebhookReceiver extends Construct {
         : { reservedConcurrency: props.processorReservedConcurrency }),
       ...(props.processorEnvironment ? { extraEnvironment: props.processorEnvironment } : {}),
       logRetention,
+      sourceMaps: props.sourceMaps ?? false,
       archiveBucket: archive.bucket,
     });
     // A processor that crashed mid-event must have lost its lease by the time SQS shows the message
@@ -348,6 +357,7 @@ export class IdempotentWebhookReceiver extends Construct {
         ? {}
         : { reservedConcurrency: props.receiverReservedConcurrency }),
       logRetention,
+      sourceMaps: props.sourceMaps ?? false,
     });
 
     if (archive.retention.toSeconds() < processing.claimRetention.toSeconds()) {
@@ -367,6 +377,7 @@ export class IdempotentWebhookReceiver extends Construct {
       processingGrace: processing.visibilityTimeout.plus(SWEEPER_PROP_DEFAULTS.processingMargin),
       enqueuedStaleAfter: props.stuckEnqueuedAfter ?? SWEEPER_PROP_DEFAULTS.stuckEnqueuedAfter,
       logRetention,
+      sourceMaps: props.sourceMaps ?? false,
     });
 
     const alarms = new WebhookAlarms(this, 'Alarms', {

@@ -32,6 +32,8 @@ export interface ClaimSweeperProps {
   /** An ENQUEUED claim no processor has taken for this long is stale. */
   readonly enqueuedStaleAfter: Duration;
   readonly logRetention: logs.RetentionDays;
+  /** Run the function with `--enable-source-maps`. @default false */
+  readonly sourceMaps?: boolean;
 }
 
 export class ClaimSweeper extends Construct {
@@ -47,6 +49,7 @@ export class ClaimSweeper extends Construct {
       timeout: Duration.minutes(2),
       memorySize: 256,
       logRetention: props.logRetention,
+      sourceMaps: props.sourceMaps ?? false,
       environment: {
         POWERTOOLS_SERVICE_NAME: SWEEPER_SERVICE,
         ...sweeperSettings.toEnvironment({

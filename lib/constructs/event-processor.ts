@@ -65,6 +65,8 @@ export interface EventProcessorProps {
   readonly reservedConcurrency?: number;
   readonly extraEnvironment?: Readonly<Record<string, string>>;
   readonly logRetention: logs.RetentionDays;
+  /** Run the function with `--enable-source-maps`. @default false */
+  readonly sourceMaps?: boolean;
   /** Where the processor archives payloads. */
   readonly archiveBucket: s3.IBucket;
 }
@@ -116,6 +118,7 @@ export class EventProcessor extends Construct {
         ? {}
         : { reservedConcurrentExecutions: props.reservedConcurrency }),
       logRetention: props.logRetention,
+      sourceMaps: props.sourceMaps ?? false,
       environment: {
         ...toEnvironment({
           claimsTableName: props.claimsTable.tableName,

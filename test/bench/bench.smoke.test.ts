@@ -6,8 +6,16 @@
  * docs/performance.md reports.
  */
 import { describe, expect, inject, it } from 'vitest';
+import { pipelineCost } from '../../bench/cost.js';
 import { runInProcess } from '../../bench/inprocess.js';
 import { claimCheckBreakEven } from '../../bench/large-payloads.js';
+import {
+  accessLogBytes,
+  accessLogLine,
+  platformLogBytes,
+  platformLogLines,
+} from '../../bench/log-sources.js';
+import { PRICES } from '../../bench/prices.js';
 import { renderReport } from '../../bench/report.js';
 import { buildResults } from '../../bench/results.js';
 import { measureSweepCost } from '../../bench/sweeper.js';
@@ -126,5 +134,47 @@ describe('the benchmark, smoke run', () => {
     const [first, second] = breakEven.rows;
     expect(first?.inMessageUsd).toBeLessThanOrEqual(first?.claimCheckWithArchiveUsd ?? 0);
     expect(second?.inMessageUsd).toBeGreaterThan(second?.claimCheckWithArchiveUsd ?? 0);
+  });
+});
+
+describe('log sources the cost model counts whatever the code logs', () => {
+  const zero = { write: 0, read: 0 };
+  const inputs = {
+    receiverNewMs: 0,
+    receiverDuplicateMs: 0,
+    processorBatchMs: 0,
+    processorBatchRecords: 1,
+    receiverNewUnits: zero,
+    receiverDuplicateUnits: zero,
+    processorUnits: zero,
+  };
+  const config = {
+    receiverMemoryMb: 512,
+    processorMemoryMb: 512,
+    batchSize: 10,
+    duplicateShare: 0.1,
+    archiveRetentionDays: 90,
+  };
+
+  it("prices Lambda's START/END/REPORT per invocation and the access log line per request", () => {
+    const platform = platformLogBytes(512);
+    const access = accessLogBytes();
+    // Three lines of about 60-140 bytes; the access line follows the stage's format.
+    expect(platformLogLines(512)).toHaveLength(3);
+    expect(platform).toBeGreaterThan(200);
+    expect(JSON.parse(accessLogLine())).toMatchObject({ routeKey: 'POST /webhooks/stripe', status: '200' });
+    const cost = pipelineCost(
+      {
+        ...inputs,
+        platformLogBytes: { receiver: platform, processor: platform },
+        accessLogBytesPerRequest: access,
+      },
+      config,
+    );
+    const perGb = PRICES.cloudWatchLogsIngestedGb.usd;
+    const expected = (bytes: number) => Math.round(((1e6 * bytes) / 1024 ** 3) * perGb * 10_000) / 10_000;
+    expect(cost.newEvents.cloudWatchLogs).toBe(expected(platform + access + platform / 10));
+    expect(cost.duplicates.cloudWatchLogs).toBe(expected(platform + access));
+    expect(pipelineCost(inputs, config).newEvents.cloudWatchLogs).toBe(0);
   });
 });

@@ -213,3 +213,20 @@ describe('a processorEntry of your own', () => {
 
 const REPO_ROOT = resolve(import.meta.dirname, '../..');
 const fn = (s: SynthesizedStack, id: string) => s.template.toJSON().Resources[id].Properties as Json;
+
+describe('source maps', () => {
+  const fields = ['receiverFunction', 'processorFunction', 'sweeperFunction'] as const;
+
+  it('are off by default (a faster cold start), and on for every function with sourceMaps: true', () => {
+    const off = synthesize({ bare: true });
+    const on = synthesize({ bare: true, props: { sourceMaps: true } });
+    for (const field of fields) {
+      expect(
+        environmentOf(off.template, off.logicalId(off.stack.webhooks[field])).NODE_OPTIONS,
+      ).toBeUndefined();
+      expect(environmentOf(on.template, on.logicalId(on.stack.webhooks[field])).NODE_OPTIONS).toBe(
+        '--enable-source-maps',
+      );
+    }
+  });
+});
