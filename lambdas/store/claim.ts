@@ -196,3 +196,24 @@ export function newClaimRecord(
     ...unfinishedMembership(claim.pk, lease.expiresAt),
   };
 }
+
+/**
+ * The most of an error a claim keeps, in UTF-8 bytes. DynamoDB bills a write by the larger of the
+ * item before and after, in 1 KB units: a claim of about 770 bytes with a 1,000-character error
+ * would cost two units on every later write (its release, its lease, DONE). The whole error is in
+ * the function's log line; the claim keeps its start, for `webhooks inspect` and the stuck report.
+ */
+export const CLAIM_ERROR_MAX_BYTES = 160;
+
+/** `text` cut to {@link CLAIM_ERROR_MAX_BYTES} UTF-8 bytes (never inside a character), marked `…` when cut. */
+export function claimErrorText(text: string): string {
+  if (Buffer.byteLength(text) <= CLAIM_ERROR_MAX_BYTES) return text;
+  const mark = '…';
+  const room = CLAIM_ERROR_MAX_BYTES - Buffer.byteLength(mark);
+  // Decoding a cut buffer leaves a replacement character for a split character: drop it.
+  const cut = Buffer.from(text)
+    .subarray(0, room)
+    .toString('utf8')
+    .replace(/\uFFFD+$/, '');
+  return `${cut}${mark}`;
+}

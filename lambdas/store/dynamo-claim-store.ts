@@ -10,6 +10,7 @@ import {
   ClaimStatus,
   type ClaimStore,
   type CreateClaimResult,
+  claimErrorText,
   isExpired,
   type Lease,
   type NewClaim,
@@ -127,7 +128,7 @@ export class DynamoClaimStore extends ClaimsTable implements ClaimStore {
         ':received': ClaimStatus.Received,
         ':token': leaseToken,
         ':nowMs': nowMs,
-        ':reason': reason.slice(0, 1000),
+        ':reason': claimErrorText(reason),
       },
     });
     return updated !== undefined;

@@ -8,6 +8,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import {
   type ClaimRecord,
   ClaimStatus,
+  claimErrorText,
   isExpired,
   type Lease,
   type NewClaim,
@@ -188,7 +189,7 @@ export class ProcessingClaims extends ClaimsTable {
         ':processing': ClaimStatus.Processing,
         ':failed': ClaimStatus.Failed,
         ':now': iso(nowMs),
-        ':error': error.slice(0, 1000),
+        ':error': claimErrorText(error),
         ':nowS': seconds(nowMs),
         ':nowMs': nowMs,
         ':retainUntil': retainUntil,
@@ -299,7 +300,7 @@ export class ProcessingClaims extends ClaimsTable {
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ...change.values,
-        ':error': error.slice(0, 1000),
+        ':error': claimErrorText(error),
         ':now': iso(nowMs),
         ':token': leaseToken,
         ':processing': ClaimStatus.Processing,

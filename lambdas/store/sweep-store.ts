@@ -6,7 +6,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { type ClaimRecord, ClaimStatus } from './claim.js';
+import { type ClaimRecord, ClaimStatus, claimErrorText } from './claim.js';
 import { ClaimsTable, isoTime as iso, epochSeconds as seconds } from './claims-table.js';
 import { pendingShard, pendingShards, STUCK_SHARD, UNFINISHED_INDEX } from './unfinished-index.js';
 
@@ -113,7 +113,7 @@ export class SweepStore extends ClaimsTable {
         ':true': true,
         ':seen': sweepAtMs,
         ':enqueued': ClaimStatus.Enqueued,
-        ':error': error.slice(0, 1000),
+        ':error': claimErrorText(error),
         ':now': iso(nowMs),
       },
     });
@@ -133,6 +133,8 @@ export class SweepStore extends ClaimsTable {
         ':stuck': STUCK_SHARD,
         ':ttlMs': claim.expiresAt * 1000,
         ':now': iso(nowMs),
+        // The operator's whole explanation: written once, on a claim nothing else is moving, so
+        // its size costs a unit or two once, not on every later write (unlike `lastError`).
         ':reason': reason.slice(0, 1000),
       },
     );

@@ -5,13 +5,15 @@
  */
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
+import { itemSizeBytes } from '../../bench/capacity.js';
 import { EXAMPLE_APPLIERS } from '../../examples/payments/appliers/index.js';
 import { paymentRowKey } from '../../examples/payments/appliers/stripe.js';
 import { processMessage } from '../../lambdas/processor/core.js';
 import type { Applier, ApplierRegistry } from '../../lambdas/processor/types.js';
-import { ClaimStatus } from '../../lambdas/store/claim.js';
+import { CLAIM_ERROR_MAX_BYTES, ClaimStatus } from '../../lambdas/store/claim.js';
 import { LeaseLostError } from '../../lambdas/store/processing-claims.js';
 import { toSqsRecord } from '../../local/sqs-poller.js';
 import { getObjectText, peekMessageBody, receiveAll } from '../helpers/aws.js';
@@ -215,6 +217,31 @@ describe('processor: crashes and retries', () => {
     expect(claim?.lastError).toContain('handler bug');
     expect(claim?.leaseToken).toBeUndefined();
     expect(await h.dlqMessages()).toBe(1);
+  });
+
+  it('keeps a claim under 1 KB (one write unit) when an attempt fails with a long error', async () => {
+    let failures = 0;
+    const verbose: Applier = {
+      plan: async () => {
+        failures++;
+        // A downstream's whole HTML error page in the message: about 5 KB, with multi-byte characters.
+        throw new Error(`upstream said: ${'<p>Wartung läuft — später erneut versuchen</p>'.repeat(100)}`);
+      },
+    };
+    const appliers: ApplierRegistry = { ...EXAMPLE_APPLIERS, stripe: { 'customer.*': verbose } };
+    h = await createPipelineHarness({ maxReceiveCount: 3, appliers });
+    const accepted = await deliverStripe(stripeCustomerEvent());
+    await h.poller.pollOnce();
+    expect(failures).toBe(1);
+
+    const claim = await h.receiver.claim(accepted.key ?? '');
+    expect(claim).toMatchObject({ status: ClaimStatus.Processing });
+    const error = String(claim?.lastError);
+    expect(error.startsWith('Error: upstream said: <p>Wartung läuft')).toBe(true);
+    expect(error.endsWith('…')).toBe(true);
+    expect(Buffer.byteLength(error)).toBeLessThanOrEqual(CLAIM_ERROR_MAX_BYTES);
+    // DynamoDB's own size rule: under 1,024 bytes, every later write of this claim is one unit.
+    expect(itemSizeBytes(marshall(claim, { removeUndefinedValues: true }))).toBeLessThan(1_024);
   });
 
   it('lets a provider retry of a FAILED event queue it again and complete it once the bug is fixed', async () => {
