@@ -353,6 +353,8 @@ async function applyEvent(
     );
     return outcome;
   }
+  // The archive key rides on the first claim write of an attempt that resumed after the state step.
+  let pendingArchive = archived;
   for (const [index, name] of effects.entries()) {
     const effect = effectOf(applier, name);
     if (!effect) throw new Error(`applier for ${event.eventType} planned effect "${name}" but defines none`);
@@ -361,13 +363,21 @@ async function applyEvent(
     await effect.run(event, context);
     deps.faultPoint?.(effectFaultPoint('beforeMarker', name), event.eventId);
     const last = index === effects.length - 1;
+    // No marker after an effect whose adapter honours the Idempotency-Key, unless it is the last
+    // (whose write is DONE): a retry that finds no marker runs it again and gets its first result
+    // back, so the marker would save nothing but a repeat call on a crash, at a write unit on
+    // every event. The next marker (or DONE) records it with the effects before it.
+    if (!last && isRepeatSafe(applier, name, deps)) {
+      deps.faultPoint?.(effectFaultPoint('after', name), event.eventId);
+      continue;
+    }
     await deps.claims.markStep(
       event.key,
       lease.token,
-      // The archive key rides on the first write of an attempt that resumed after the state step.
-      { step: name, ...(last ? { done: outcome } : {}), ...(index === 0 ? archived : {}) },
+      { step: name, ...(last ? { done: outcome } : {}), ...pendingArchive },
       clock(),
     );
+    pendingArchive = {};
     deps.faultPoint?.(effectFaultPoint('after', name), event.eventId);
   }
   return outcome;

@@ -158,15 +158,21 @@ describe('processor: crashes and retries', () => {
     const accepted = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_crash2' }));
 
     expect(await h.poller.pollOnce()).toEqual({ received: 1, failed: 1 });
+    // The ledger honours Idempotency-Key, so it gets no marker of its own (one write unit saved on
+    // every event): the claim still says `state`.
     expect(await h.receiver.claim(accepted.key ?? '')).toMatchObject({
       status: ClaimStatus.Processing,
-      lastCompletedStep: 'ledger',
+      lastCompletedStep: 'state',
     });
     expect(ledgerCalls()).toHaveLength(1);
     expect(receipts()).toHaveLength(0);
 
     await h.drainQueue();
-    expect(ledgerCalls()).toHaveLength(1); // the step marker says it is done: not called again
+    // Called again with the same key: the ledger answered with its first posting, nothing new.
+    expect(ledgerCalls().map((e) => [e.idempotencyKey, e.replay])).toEqual([
+      [`${accepted.key}:ledger`, false],
+      [`${accepted.key}:ledger`, true],
+    ]);
     expect(receipts()).toHaveLength(1);
     expect(await h.receiver.claim(accepted.key ?? '')).toMatchObject({
       status: ClaimStatus.Done,
@@ -194,10 +200,11 @@ describe('processor: crashes and retries', () => {
     const accepted = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_mailer' }));
     await h.poller.pollOnce();
     const afterFailure = await h.row('payments', paymentRowKey('platform', 'pi_mailer'));
-    expect(await h.receiver.claim(accepted.key ?? '')).toMatchObject({ lastCompletedStep: 'ledger' });
+    expect(await h.receiver.claim(accepted.key ?? '')).toMatchObject({ lastCompletedStep: 'state' });
     await h.drainQueue();
     expect(await h.row('payments', paymentRowKey('platform', 'pi_mailer'))).toEqual(afterFailure);
-    expect(ledgerCalls()).toHaveLength(1);
+    // The ledger's repeat is answered from its first posting: one posting, one receipt.
+    expect(ledgerCalls().map((e) => e.replay)).toEqual([false, true]);
     expect(receipts()).toHaveLength(1);
   });
 
