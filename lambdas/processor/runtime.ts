@@ -7,7 +7,6 @@
 
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -16,6 +15,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { isProviderId } from '../providers/types.js';
 import { retainUntil } from '../shared/claim-retention.js';
 import { faultInjector } from '../shared/faults.js';
+import { invocationLogContext } from '../shared/log-context.js';
 import {
   METRIC_NAMESPACE,
   PROCESSOR_SERVICE,
@@ -158,7 +158,7 @@ export function createProcessorHandler(options: ProcessorHandlerOptions): Proces
 
   // Metrics go out per record (singleMetric: each record has its own provider), so there is no
   // batch-level flush to add.
-  return middy(handle).use(injectLambdaContext(logger, { resetKeys: true })) as unknown as ProcessorHandler;
+  return middy(handle).use(invocationLogContext(logger)) as unknown as ProcessorHandler;
 }
 
 function providerOf(body: string): string {

@@ -5,7 +5,6 @@
  */
 
 import { Logger } from '@aws-lambda-powertools/logger';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -15,6 +14,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { isProviderId } from '../providers/types.js';
 import { SqsEventQueue } from '../queue/event-queue.js';
 import { faultInjector } from '../shared/faults.js';
+import { invocationLogContext } from '../shared/log-context.js';
 import {
   METRIC_NAMESPACE,
   PROVIDER_DIMENSION,
@@ -82,7 +82,7 @@ export function createReceiverHandler(options: ReceiverHandlerOptions): Receiver
   };
 
   return middy(handle)
-    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(invocationLogContext(logger))
     .use(logMetrics(metrics)) as unknown as ReceiverHandler;
 }
 

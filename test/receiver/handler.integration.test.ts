@@ -124,6 +124,11 @@ describe('receiver Lambda handler', () => {
       function_request_id: context.awsRequestId,
     });
     expect(log?.latencyMs).toEqual(expect.any(Number));
+    // The invocation is named by its request id (as in Lambda's REPORT line) and whether it was a
+    // cold start; not by the ARN, name and memory size the log group and REPORT line already hold.
+    expect(typeof log?.cold_start).toBe('boolean');
+    for (const noise of ['function_arn', 'function_name', 'function_memory_size'])
+      expect(log).not.toHaveProperty(noise);
     const emf = lines.find((l) => l._aws !== undefined);
     expect(emf).toMatchObject({ provider: 'stripe', Received: 1, Accepted: 1 });
     expect(JSON.stringify(emf)).toContain('IdempotentWebhooks');
