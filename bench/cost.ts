@@ -25,9 +25,9 @@ export interface PipelineCostInputs {
    */
   readonly platformLogBytes?: { readonly receiver: number; readonly processor: number };
   readonly accessLogBytesPerRequest?: number;
-  /** The processor's payload archive: S3 PUTs per event and object size (0 when it archives nothing). */
+  /** The processor's payload archive: S3 PUTs and bytes stored per event (0 when it archives nothing). */
   readonly archivePutsPerEvent?: number;
-  readonly archiveObjectBytes?: number;
+  readonly archiveBytesPerEvent?: number;
 }
 
 export interface CostConfig {
@@ -135,7 +135,7 @@ export function pipelineCost(inputs: PipelineCostInputs, config: CostConfig): Pi
     sqs: MILLION * sqsRequestsPerEvent(config.batchSize) * PRICES.sqsStandardRequest.usd,
     s3Archive:
       MILLION * (inputs.archivePutsPerEvent ?? 0) * PRICES.s3PutRequest.usd +
-      ((MILLION * (inputs.archiveObjectBytes ?? 0)) / GB) *
+      ((MILLION * (inputs.archiveBytesPerEvent ?? 0)) / GB) *
         (config.archiveRetentionDays / DAYS_PER_MONTH) *
         PRICES.s3StandardGbMonth.usd,
     cloudWatchLogs: logCost((inputs.logBytesNew ?? 0) + perEvent),

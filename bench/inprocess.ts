@@ -107,6 +107,8 @@ export interface ArchiveResult {
   /** S3 requests our processor made per event, by command. */
   readonly requestsPerEvent: Readonly<Record<string, number>>;
   readonly meanObjectBytes: number;
+  /** Bytes stored per event (all objects' bytes over the events): what the archive's storage costs. */
+  readonly storedBytesPerEvent: number;
 }
 
 export interface CapacityResult {
@@ -497,6 +499,7 @@ export async function measureCapacity(
           .map(([command, count]) => [command, round3(count / events)]),
       ),
       meanObjectBytes: objects.meanBytes,
+      storedBytesPerEvent: Math.round((objects.count * objects.meanBytes) / events),
     },
     n: events,
   };

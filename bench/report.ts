@@ -101,7 +101,9 @@ export function renderReport(results: BenchResults): string {
       c.archive.enabled
         ? `${Object.entries(c.archive.requestsPerEvent)
             .map(([k, v]) => `${k} ${v}`)
-            .join(', ')} S3 requests per event, ${c.archive.meanObjectBytes} bytes per object`
+            .join(
+              ', ',
+            )} S3 requests per event, ${c.archive.meanObjectBytes} bytes per object, ${c.archive.storedBytesPerEvent} stored per event`
         : 'off (no S3 endpoint)'
     }`,
   );

@@ -131,7 +131,7 @@ export function costInputsFrom(
   const archive = capacity.archive.enabled
     ? {
         archivePutsPerEvent: capacity.archive.requestsPerEvent.PutObject ?? 0,
-        archiveObjectBytes: capacity.archive.meanObjectBytes,
+        archiveBytesPerEvent: capacity.archive.storedBytesPerEvent,
       }
     : {};
   return {

@@ -1,6 +1,7 @@
 /**
- * Reading the payload archive (layout: lambdas/shared/archive-layout.ts). An object is the queue
- * message plus `archivedAt`, so replaying it is sending it back without that field.
+ * Reading the payload archive (layout: lambdas/shared/archive-layout.ts). An object holds one event
+ * or a batch of them (lambdas/store/payload-archive.ts); each is the queue message plus
+ * `archivedAt`, so replaying it is sending it back without that field.
  */
 import { GetObjectCommand, ListObjectsV2Command, NoSuchKey } from '@aws-sdk/client-s3';
 import type { ProviderId } from '../lambdas/providers/types.js';
@@ -9,7 +10,8 @@ import { archiveDayPrefix } from '../lambdas/shared/archive-layout.js';
 import {
   type ArchivedEvent,
   ArchiveFormatError,
-  parseArchivedEvent,
+  eventIn,
+  parseArchive,
 } from '../lambdas/store/payload-archive.js';
 import { CliError, describeAwsError } from './errors.js';
 import { aws, type StackContext } from './stack.js';
@@ -68,8 +70,8 @@ export async function listArchiveKeys(stack: StackContext, prefix: string): Prom
   return keys;
 }
 
-/** The archived event at `key`; a CliError when it is missing or not an archived event. */
-export async function readArchivedEvent(stack: StackContext, key: string): Promise<ArchivedEvent> {
+/** The archived events in the object at `key` (one or a batch's); a CliError when it is missing or unreadable. */
+export async function readArchivedEvents(stack: StackContext, key: string): Promise<ArchivedEvent[]> {
   const bucket = stack.output('ArchiveBucketName');
   let text: string;
   try {
@@ -80,8 +82,22 @@ export async function readArchivedEvent(stack: StackContext, key: string): Promi
       throw new CliError(`no archive object ${archiveUri(bucket, key)} (expired by the lifecycle rule?)`);
     throw describeAwsError(error, `${stack.label}: GetObject ${archiveUri(bucket, key)}`) ?? error;
   }
+  return readable(() => parseArchive(text, archiveUri(bucket, key)));
+}
+
+/** The archived event `eventKey` in the object at `key`; a CliError when it is missing or not there. */
+export async function readArchivedEvent(
+  stack: StackContext,
+  key: string,
+  eventKey: string,
+): Promise<ArchivedEvent> {
+  const events = await readArchivedEvents(stack, key);
+  return readable(() => eventIn(events, eventKey, archiveUri(stack.output('ArchiveBucketName'), key)));
+}
+
+function readable<T>(read: () => T): T {
   try {
-    return parseArchivedEvent(text, archiveUri(bucket, key));
+    return read();
   } catch (error) {
     if (error instanceof ArchiveFormatError) throw new CliError(error.message);
     throw error;

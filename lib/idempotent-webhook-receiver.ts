@@ -255,7 +255,7 @@ export class IdempotentWebhookReceiverPropsError extends Error {
 
 export class IdempotentWebhookReceiver extends Construct {
   public readonly claimsTable: dynamodb.Table;
-  /** The payload archive (one object per processed event, expired after `archiveRetention`). */
+  /** The payload archive (one object per processor batch and per claim-checked event, expired after `archiveRetention`). */
   public readonly archiveBucket: s3.Bucket;
   /** The business tables given in `tables`, by name. */
   public readonly businessTables: Readonly<Record<string, dynamodb.ITable>>;

@@ -18,6 +18,7 @@ import {
   queueMessageOf,
   rangePrefixes,
   readArchivedEvent,
+  readArchivedEvents,
   receivedInRange,
   utcDays,
 } from '../archive.js';
@@ -209,11 +210,16 @@ async function candidatesFor(
   bar.update(0, keys.length);
   const candidates: Candidate[] = [];
   const unreadable: ReplayEntry[] = [];
+  const seen = new Set<string>();
   for (const [index, objectKey] of keys.entries()) {
     try {
-      const archived = await readArchivedEvent(stack, objectKey);
-      if (receivedInRange(archived, query.from, query.to))
+      // An event's own object holds it alone; a batch object holds up to a batch of events. An event
+      // found in two objects (a redelivered message archived twice) is replayed once.
+      for (const archived of await readArchivedEvents(stack, objectKey)) {
+        if (!receivedInRange(archived, query.from, query.to) || seen.has(archived.key)) continue;
+        seen.add(archived.key);
         candidates.push({ key: archived.key, archiveKey: objectKey, archived });
+      }
     } catch (error) {
       // One bad object (not JSON, expired between list and get) must not stop the others.
       if (!(error instanceof CliError)) throw error;
@@ -273,7 +279,7 @@ async function replayOne(
   const objectKey = candidate.archiveKey;
   let archived: ArchivedEvent;
   try {
-    archived = candidate.archived ?? (await readArchivedEvent(stack, objectKey));
+    archived = candidate.archived ?? (await readArchivedEvent(stack, objectKey, candidate.key));
   } catch (error) {
     if (error instanceof CliError) return { ...base, action: 'failed', reason: error.message };
     throw error;
@@ -329,7 +335,7 @@ function replayText(
 function replayTableText(entries: readonly ReplayEntry[], scanned: Scanned | undefined): string {
   const counts = summarize(entries);
   const head = scanned
-    ? `listed ${plural(scanned.prefixes, 'day prefix', 'day prefixes')}: ${plural(scanned.objects, 'archived event')}, ${scanned.inRange} in range\n`
+    ? `listed ${plural(scanned.prefixes, 'day prefix', 'day prefixes')}: ${plural(scanned.objects, 'archive object')}, ${plural(scanned.inRange, 'event')} in range\n`
     : '';
   if (entries.length === 0) return `${head}nothing to replay`;
   const table = formatTable(

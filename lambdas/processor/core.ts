@@ -135,15 +135,11 @@ export async function loadMessage(
     );
   let archived: Awaited<ReturnType<PayloadArchive['get']>>;
   try {
-    archived = await deps.archive.get(queued.payloadKey);
+    archived = await deps.archive.get(queued.payloadKey, queued.key);
   } catch (error) {
-    if (error instanceof ArchiveFormatError) throw new PoisonMessageError(error.message);
+    if (error instanceof ArchiveFormatError) throw new PoisonMessageError(`claim check ${error.message}`);
     throw error;
   }
-  if (archived.key !== queued.key)
-    throw new PoisonMessageError(
-      `claim check ${queued.payloadKey} holds event ${archived.key}, not ${queued.key}`,
-    );
   const { archivedAt: _archivedAt, ...message } = archived;
   return message;
 }
@@ -176,6 +172,15 @@ export function resolveApplier(
 const errorSummary = (error: unknown): string =>
   error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 
+export interface ProcessOptions {
+  /**
+   * The archive object the runtime wrote for this message's batch, holding this event
+   * (./batch-archive.ts). Without it, an event that came with its body is archived in its own
+   * object. A rejection fails the attempt, as a failed archive PUT of its own would.
+   */
+  readonly batchArchive?: Promise<string>;
+}
+
 /**
  * Processes one message. Resolves when the event is DONE (now or before); throws when the message
  * must be retried (SQS redelivers it) or, after `maxReceiveCount` attempts, left to the DLQ.
@@ -184,6 +189,7 @@ export async function processMessage(
   body: string,
   receiveCount: number,
   deps: ProcessorDeps,
+  options: ProcessOptions = {},
 ): Promise<ProcessResult> {
   const message = parseEventMessage(body);
   const clock = deps.clock ?? Date.now;
@@ -203,8 +209,20 @@ export async function processMessage(
     ...(message.objectId === undefined ? {} : { objectId: message.objectId }),
     expiresAt: claimTtl,
   };
+  // The batch's archive object is durable before the lease write names it: a worker that dies
+  // holding the lease leaves a claim whose body the sweeper can find. A failed PUT fails this
+  // attempt below, with the claim told why.
+  let batchArchiveKey: string | undefined;
+  let archiveFailure: { error: unknown } | undefined;
+  if (deps.archive && options.batchArchive && !isClaimCheck(message)) {
+    try {
+      batchArchiveKey = await options.batchArchive;
+    } catch (error) {
+      archiveFailure = { error };
+    }
+  }
   deps.faultPoint?.('processor.beforeClaim', message.eventId);
-  const begun = await deps.claims.beginProcessing(claim, lease, clock(), claimTtl);
+  const begun = await deps.claims.beginProcessing(claim, lease, clock(), claimTtl, batchArchiveKey);
   if (begun.kind === 'done') return { kind: 'already-done', key: message.key, event: message };
   if (begun.kind === 'busy') throw new ClaimBusyError(message.key);
 
@@ -212,6 +230,7 @@ export async function processMessage(
   let archiveKey: string | undefined;
   try {
     // Poison once read: it can never succeed, so the claim says FAILED (with why) at once.
+    if (archiveFailure) throw archiveFailure.error;
     const loaded = await loadMessage(message, deps);
     const event = readEvent(loaded);
     if (deps.archive && begun.claim.archiveKey === undefined) {

@@ -2,7 +2,8 @@
  * The processor Lambda's runtime (its entry is ./handler.ts, or your module through `createProcessor`
  * in ./sdk): SQS event source with ReportBatchItemFailures. Powertools' BatchProcessor
  * runs each record through the core and reports only the failed ones, so one failed record never
- * makes the rest of the batch run again. Logs one line per record, EMF metrics per provider.
+ * makes the rest of the batch run again. The batch's payloads are archived together
+ * (./batch-archive.ts). Logs one line per record, EMF metrics per provider.
  */
 
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
@@ -24,6 +25,7 @@ import {
 } from '../shared/metric-names.js';
 import { S3PayloadArchive } from '../store/payload-archive.js';
 import { ProcessingClaims } from '../store/processing-claims.js';
+import { archiveBatch, type BatchArchives } from './batch-archive.js';
 import {
   ClaimBusyError,
   PoisonMessageError,
@@ -73,7 +75,7 @@ export function createProcessorHandler(options: ProcessorHandlerOptions): Proces
     single.addMetric(name, unit, value);
   };
 
-  const processRecord = async (record: SQSRecord): Promise<void> => {
+  const processRecord = async (record: SQSRecord, archives: BatchArchives): Promise<void> => {
     const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? '1') || 1;
     if (deps === undefined) {
       try {
@@ -100,7 +102,13 @@ export function createProcessorHandler(options: ProcessorHandlerOptions): Proces
     }
     const started = Date.now();
     try {
-      const result = await processMessage(record.body, receiveCount, deps);
+      const batchArchive = archives.get(keyOf(record.body) ?? '');
+      const result = await processMessage(
+        record.body,
+        receiveCount,
+        deps,
+        batchArchive ? { batchArchive } : {},
+      );
       const provider = isProviderId(result.event.provider) ? result.event.provider : 'unknown';
       if (result.kind === 'already-done') {
         emit(ProcessorMetric.AlreadyDone, provider);
@@ -147,10 +155,30 @@ export function createProcessorHandler(options: ProcessorHandlerOptions): Proces
     }
   };
 
+  /** The batch's archive objects, being written (none without an archive, or before init succeeds). */
+  const archivesOf = (event: SQSEvent): BatchArchives => {
+    if (deps === undefined) {
+      try {
+        deps = { ...options.deps(), log: logger };
+      } catch {
+        return new Map(); // each record meets the failure itself (processRecord)
+      }
+    }
+    const archive = deps.archive;
+    if (!archive) return new Map();
+    return archiveBatch(
+      event.Records.map((record) => record.body),
+      archive,
+      (deps.clock ?? Date.now)(),
+    );
+  };
+
   const handle = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
     const processor = new BatchProcessor(EventType.SQS);
+    const archives = archivesOf(event);
+    const run = (record: SQSRecord) => processRecord(record, archives);
     // Always answer with batchItemFailures (even when every record failed), so the contract is one.
-    return processPartialResponse(event, processRecord, processor, {
+    return processPartialResponse(event, run, processor, {
       context,
       throwOnFullBatchFailure: false,
     });
@@ -159,6 +187,15 @@ export function createProcessorHandler(options: ProcessorHandlerOptions): Proces
   // Metrics go out per record (singleMetric: each record has its own provider), so there is no
   // batch-level flush to add.
   return middy(handle).use(invocationLogContext(logger)) as unknown as ProcessorHandler;
+}
+
+function keyOf(body: string): string | undefined {
+  try {
+    const key = (JSON.parse(body) as { key?: unknown }).key;
+    return typeof key === 'string' ? key : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function providerOf(body: string): string {

@@ -87,7 +87,7 @@ export interface ReceiverDeps {
    * The archive bucket, where a body too large for a queue message is written before a claim check
    * is sent. Without it, messages over SQS's limit are refused with 413.
    */
-  readonly archive?: PayloadArchive;
+  readonly archive?: Pick<PayloadArchive, 'put'>;
   /** Epoch milliseconds. */
   readonly clock?: () => number;
   readonly sleep?: (ms: number) => Promise<void>;

@@ -143,7 +143,7 @@ export function depsFromEnvironment(env: NodeJS.ProcessEnv = process.env): Omit<
  * The archive bucket's client, loaded on the first claim check: most deliveries are small, and the
  * S3 SDK is not evaluated during a cold start that never needs it.
  */
-function lazyArchive(bucket: string, forcePathStyle: boolean): PayloadArchive {
+function lazyArchive(bucket: string, forcePathStyle: boolean): Pick<PayloadArchive, 'put'> {
   let loading: Promise<PayloadArchive> | undefined;
   const archive = (): Promise<PayloadArchive> => {
     loading ??= Promise.all([import('@aws-sdk/client-s3'), import('../store/payload-archive.js')]).then(
@@ -165,7 +165,6 @@ function lazyArchive(bucket: string, forcePathStyle: boolean): PayloadArchive {
   };
   return {
     put: async (message, firstSeenAt, nowMs) => (await archive()).put(message, firstSeenAt, nowMs),
-    get: async (objectKey) => (await archive()).get(objectKey),
   };
 }
 

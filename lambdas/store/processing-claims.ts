@@ -106,7 +106,10 @@ export class ProcessingClaims extends ClaimsTable {
     lease: Lease,
     nowMs: number,
     retainUntil: number,
+    archiveKey?: string,
   ): Promise<BeginProcessingResult> {
+    // A claim that names an archive object already keeps it (a claim check's, an earlier attempt's).
+    const archive = archiveKey === undefined ? '' : ', archiveKey = if_not_exists(archiveKey, :archiveKey)';
     for (let attempt = 0; ; attempt++) {
       try {
         const result = await this.doc.send(
@@ -116,7 +119,7 @@ export class ProcessingClaims extends ClaimsTable {
             UpdateExpression:
               // if_not_exists: a claim already in the index keeps its keys (no index write); a FAILED
               // one taken by a redrive comes back into it.
-              'SET #status = :processing, leaseToken = :token, leaseExpiresAt = :leaseUntil, leaseOwner = :owner, processingStartedAt = :now, expiresAt = :retainUntil, sweepShard = if_not_exists(sweepShard, :shard), sweepAt = if_not_exists(sweepAt, :leaseUntil) ADD processingAttempts :one',
+              `SET #status = :processing, leaseToken = :token, leaseExpiresAt = :leaseUntil, leaseOwner = :owner, processingStartedAt = :now, expiresAt = :retainUntil, sweepShard = if_not_exists(sweepShard, :shard), sweepAt = if_not_exists(sweepAt, :leaseUntil)${archive} ADD processingAttempts :one`,
             ConditionExpression: `attribute_exists(pk) AND expiresAt > :nowS AND expiresAt <= :retainUntil AND ${TAKEABLE}`,
             ExpressionAttributeNames: { '#status': 'status' },
             ExpressionAttributeValues: {
@@ -131,6 +134,7 @@ export class ProcessingClaims extends ClaimsTable {
               ':nowS': seconds(nowMs),
               ':nowMs': nowMs,
               ':retainUntil': retainUntil,
+              ...(archiveKey === undefined ? {} : { ':archiveKey': archiveKey }),
             },
             ReturnValues: 'ALL_NEW',
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -144,7 +148,7 @@ export class ProcessingClaims extends ClaimsTable {
         if (existing !== undefined && existing.leaseToken === lease.token)
           return { kind: 'claimed', claim: existing };
         if (existing === undefined || isExpired(existing, nowMs))
-          return this.createProcessing({ ...claim, expiresAt: retainUntil }, lease, nowMs);
+          return this.createProcessing({ ...claim, expiresAt: retainUntil }, lease, nowMs, archiveKey);
         if (existing.status === ClaimStatus.Done) return { kind: 'done', claim: existing };
         // Takeable, but its TTL is already later than ours: keep that one.
         if (attempt === 0 && isTakeable(existing, nowMs) && existing.expiresAt > retainUntil) {
@@ -160,9 +164,11 @@ export class ProcessingClaims extends ClaimsTable {
     claim: NewClaim,
     lease: Lease,
     nowMs: number,
+    archiveKey: string | undefined,
   ): Promise<BeginProcessingResult> {
     const record: ClaimRecord = {
       ...newClaimRecord(claim, lease, ClaimStatus.Processing, nowMs),
+      ...(archiveKey === undefined ? {} : { archiveKey }),
       processingAttempts: 1,
       processingStartedAt: iso(nowMs),
     };

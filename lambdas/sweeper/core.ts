@@ -28,8 +28,8 @@ export interface SweeperLog {
 }
 
 export interface StoredBodies {
-  /** The archived event at `objectKey`, or undefined when there is none. */
-  find(objectKey: string): Promise<ArchivedEvent | undefined>;
+  /** The archived events in the object at `objectKey` (one, or a batch's), or undefined when there is none. */
+  find(objectKey: string): Promise<readonly ArchivedEvent[] | undefined>;
 }
 
 export interface SweeperDeps {
@@ -241,13 +241,14 @@ async function findBody(
 ): Promise<{ archived: ArchivedEvent; objectKey: string } | undefined> {
   if (!deps.archive) return undefined;
   for (const objectKey of bodyKeys(claim)) {
-    const archived = await deps.archive.find(objectKey);
-    if (archived === undefined) continue;
-    if (archived.key !== claim.pk) {
+    const events = await deps.archive.find(objectKey);
+    if (events === undefined) continue;
+    const archived = events.find((event) => event.key === claim.pk);
+    if (archived === undefined) {
       deps.log.warn('a stored body belongs to another event; not sending it', {
         key: claim.pk,
         objectKey,
-        holds: archived.key,
+        holds: events.map((event) => event.key),
       });
       continue;
     }

@@ -189,7 +189,7 @@ export class EventProcessor extends Construct {
       processor.role,
       props.archiveBucket,
       ['s3:PutObject', 's3:GetObject'],
-      'One object per event, keyed by its idempotency key: the object names cannot be known in advance, so PutObject and GetObject are scoped to the archive prefix of this one bucket.',
+      'One object per batch (named by a random id) and one per claim-checked event (named by its idempotency key): the object names cannot be known in advance, so PutObject and GetObject are scoped to the archive prefix of this one bucket.',
     );
 
     // Grants the poller's SQS actions on this queue only (Receive, Delete, ChangeVisibility, ...).

@@ -1,7 +1,7 @@
 /**
- * The payload archive: one S3 object per event (payload and headers, signature values never
- * included), written by the receiver for a claim-checked body and by the processor for every other
- * event, and expired by a lifecycle rule. Tiered retention: the
+ * The payload archive: S3 objects of payloads and headers (signature values never included),
+ * written by the receiver for a claim-checked body (one object for the event) and by the processor
+ * for every other event (one object per batch), and expired by a lifecycle rule. Tiered retention: the
  * claim row stays small and lives for the provider's retry window; the payload lives here longer.
  */
 import { type CfnElement, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';

@@ -50,7 +50,7 @@ describe('processor: claim-checked events', () => {
   it('retries while the object is missing and completes once it is back, never DONE without it', async () => {
     h = await createPipelineHarness({ maxReceiveCount: 5 });
     const { key, message } = await deliverPush(200_000, 'pcc-missing');
-    const archived = await h.receiver.archive.get(message.payloadKey);
+    const archived = await h.receiver.archive.get(message.payloadKey, key);
     await h.s3.send(new DeleteObjectCommand({ Bucket: h.archiveBucket, Key: message.payloadKey }));
 
     await h.poller.pollOnce();
@@ -76,7 +76,7 @@ describe('processor: claim-checked events', () => {
     await h.drainQueue();
     const { key, message } = await deliverPush(100_000, 'pcc-second');
     // Point the second event's object at the first event's content.
-    const foreign = await h.receiver.archive.get(first.message.payloadKey);
+    const foreign = await h.receiver.archive.get(first.message.payloadKey, first.key);
     await h.s3.send(
       new PutObjectCommand({
         Bucket: h.archiveBucket,

@@ -3,6 +3,7 @@
  * redrive policy to a DLQ, the Lambda handler with Powertools batch, fed by the event-source stand-in.
  * Events enter through the real receiver core, signed with the providers' official libraries.
  */
+import { CreateBucketCommand, DeleteBucketCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
@@ -14,9 +15,10 @@ import { paymentRowKey } from '../../examples/payments/appliers/stripe.js';
 import { processMessage } from '../../lambdas/processor/core.js';
 import type { Applier, ApplierRegistry } from '../../lambdas/processor/types.js';
 import { CLAIM_ERROR_MAX_BYTES, ClaimStatus } from '../../lambdas/store/claim.js';
+import { parseArchive } from '../../lambdas/store/payload-archive.js';
 import { LeaseLostError } from '../../lambdas/store/processing-claims.js';
 import { toSqsRecord } from '../../local/sqs-poller.js';
-import { getObjectText, peekMessageBody, receiveAll } from '../helpers/aws.js';
+import { bucketKeys, getObjectText, peekMessageBody, receiveAll } from '../helpers/aws.js';
 import {
   asaasPaymentEvent,
   githubPushEvent,
@@ -91,16 +93,18 @@ describe('processor: a payment that succeeds', () => {
 
     const claim = await h.receiver.claim(accepted.key ?? '');
     const day = new Date().toISOString().slice(0, 10);
-    expect(claim?.archiveKey).toBe(`events/stripe/${day}/${encodeURIComponent(accepted.key ?? '')}.json`);
+    expect(claim?.archiveKey).toMatch(new RegExp(`^events/stripe/${day}/batch-[0-9TZ]+-[0-9a-f-]+\\.json$`));
     expect(claim?.writtenRows).toEqual([`payments:${paymentRowKey('platform', 'pi_archive')}`]);
     const archived = await getObjectText(h.s3, h.archiveBucket, claim?.archiveKey ?? '');
-    expect(JSON.parse(archived)).toMatchObject({
+    const [only, ...others] = parseArchive(archived, 'the object');
+    expect(others).toEqual([]);
+    expect(only).toMatchObject({
       key: accepted.key,
       eventId: event.id,
       body,
       bodyEncoding: 'utf8',
     });
-    expect(JSON.parse(archived).headers).toEqual({ 'content-type': 'application/json' });
+    expect(only?.headers).toEqual({ 'content-type': 'application/json' });
     const signature = headers['stripe-signature'];
     expect(archived).not.toContain(signature.split('v1=')[1] ?? 'unreachable');
     expect(archived).not.toContain('stripe-signature');
@@ -501,6 +505,60 @@ describe('processor: batches and leases', () => {
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'poison-1' }]);
     expect((await h.row('payments', paymentRowKey('platform', 'pi_b1')))?.status).toBe('succeeded');
     expect((await h.row('payments', paymentRowKey('platform', 'pi_b2')))?.status).toBe('succeeded');
+  });
+
+  it('archives a batch in one object per provider, and each claim names the object holding its event', async () => {
+    h = await createPipelineHarness();
+    const stripeKeys = [];
+    for (const id of ['pi_a1', 'pi_a2', 'pi_a3'])
+      stripeKeys.push((await deliverStripe(stripePaymentIntentEvent({ intentId: id }))).key ?? '');
+    const push = JSON.stringify(githubPushEvent());
+    const github = await h.receiver.deliver('github', push, await githubHeaders(push, { delivery: 'ga-1' }));
+    expect(github.statusCode).toBe(200);
+    const messages = await receiveAll(h.receiver.sqs, h.receiver.queueUrl);
+    expect(messages).toHaveLength(4);
+    const records = messages.map((m) =>
+      toSqsRecord(m, 'arn:aws:sqs:us-east-1:000000000000:events', 'us-east-1'),
+    );
+    const event = { Records: records } as SQSEvent;
+
+    const response = await h.processor(event, {} as never);
+    expect(response.batchItemFailures).toEqual([]);
+    const objects = await bucketKeys(h.s3, h.archiveBucket);
+    expect(objects).toHaveLength(2);
+    const day = new Date().toISOString().slice(0, 10);
+    for (const key of [...stripeKeys, github.key ?? '']) {
+      const claim = await h.receiver.claim(key);
+      expect(claim).toMatchObject({ status: ClaimStatus.Done, outcome: 'applied' });
+      expect(objects).toContain(claim?.archiveKey);
+      const events = parseArchive(await getObjectText(h.s3, h.archiveBucket, claim?.archiveKey ?? ''), 'it');
+      expect(events.map((e) => e.key)).toContain(key);
+      expect(claim?.archiveKey?.startsWith(`events/${claim?.provider}/${day}/batch-`)).toBe(true);
+    }
+    const stripeObject = (await h.receiver.claim(stripeKeys[0] ?? ''))?.archiveKey ?? '';
+    const stored = parseArchive(await getObjectText(h.s3, h.archiveBucket, stripeObject), 'it');
+    expect(stored.map((e) => e.key).sort()).toEqual([...stripeKeys].sort());
+    expect(ledgerCalls()).toHaveLength(3);
+  });
+
+  it('fails the records of a batch whose archive cannot be written, and SQS delivers them again', async () => {
+    h = await createPipelineHarness({ maxReceiveCount: 5 });
+    const { key } = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_s3_down' }));
+    await h.s3.send(new DeleteBucketCommand({ Bucket: h.archiveBucket }));
+    const [message] = await receiveAll(h.receiver.sqs, h.receiver.queueUrl);
+    if (!message) throw new Error('no message');
+    const record = toSqsRecord(message, 'arn:aws:sqs:us-east-1:000000000000:events', 'us-east-1');
+    const response = await h.processor({ Records: [record] } as SQSEvent, {} as never);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
+    const claim = await h.receiver.claim(key ?? '');
+    expect(claim?.status).not.toBe(ClaimStatus.Done);
+    expect(String(claim?.lastError)).toMatch(/NoSuchBucket|does not exist/i);
+    expect(ledgerCalls()).toHaveLength(0);
+
+    await h.s3.send(new CreateBucketCommand({ Bucket: h.archiveBucket }));
+    await h.processor({ Records: [record] } as SQSEvent, {} as never);
+    expect(await h.receiver.claim(key ?? '')).toMatchObject({ status: ClaimStatus.Done });
+    expect(ledgerCalls()).toHaveLength(1);
   });
 
   it('lets no worker whose lease was taken over mark the event DONE or FAILED or write its rows', async () => {

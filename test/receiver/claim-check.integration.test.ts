@@ -46,7 +46,7 @@ describe('receiver: claim checks for bodies over the threshold', () => {
     expect(Buffer.byteLength(JSON.stringify(message))).toBeLessThan(2_048);
 
     // The object is the archived event: the exact bytes, and the claim points at it.
-    const archived = await h.archive.get(message.payloadKey);
+    const archived = await h.archive.get(message.payloadKey, message.key);
     expect(decodeBody(archived).equals(Buffer.from(body))).toBe(true);
     expect(archived).toMatchObject({ key: result.key, provider: 'github', eventType: 'push' });
     expect(await h.claim(result.key ?? '')).toMatchObject({
@@ -62,7 +62,9 @@ describe('receiver: claim checks for bodies over the threshold', () => {
     });
     expect(result).toMatchObject({ statusCode: 200, outcome: 'accepted' });
     const message = await onlyMessage();
-    expect(decodeBody(await h.archive.get(message.payloadKey)).equals(Buffer.from(body))).toBe(true);
+    expect(decodeBody(await h.archive.get(message.payloadKey, message.key)).equals(Buffer.from(body))).toBe(
+      true,
+    );
   });
 
   it('sends a message inline when it is exactly the threshold and as a claim check one byte over', async () => {
@@ -105,11 +107,10 @@ describe('receiver: claim checks for bodies over the threshold', () => {
   it('releases the claim and answers 500 when the body cannot be stored; the retry completes it', async () => {
     const body = pushBody(300_000, 'cc-s3-down');
     const headers = await githubHeaders(body, { delivery: 'cc-s3-down' });
-    const down: PayloadArchive = {
+    const down: Pick<PayloadArchive, 'put'> = {
       put: async () => {
         throw Object.assign(new Error('Service Unavailable'), { name: 'ServiceUnavailable' });
       },
-      get: (key) => h.archive.get(key),
     };
     const failed = await h.deliver('github', body, headers, { deps: { archive: down } });
     expect(failed).toMatchObject({ statusCode: 500, outcome: 'enqueue_failed' });
@@ -121,7 +122,7 @@ describe('receiver: claim checks for bodies over the threshold', () => {
     const retried = await h.deliver('github', body, headers);
     expect(retried).toMatchObject({ statusCode: 200, outcome: 'accepted', tookOver: true });
     const message = await onlyMessage();
-    expect(decodeBody(await h.archive.get(message.payloadKey)).toString()).toBe(body);
+    expect(decodeBody(await h.archive.get(message.payloadKey, message.key)).toString()).toBe(body);
   });
 
   it('survives a receiver dying between the S3 write and the send: the retry after the lease sends once', async () => {
@@ -175,6 +176,8 @@ describe('receiver: claim checks for bodies over the threshold', () => {
     expect(result).toMatchObject({ statusCode: 200, outcome: 'accepted' });
     const message = await onlyMessage();
     expect(Buffer.byteLength(JSON.stringify(message))).toBeLessThan(SQS_MAX_MESSAGE_BYTES);
-    expect(decodeBody(await h.archive.get(message.payloadKey)).equals(Buffer.from(body))).toBe(true);
+    expect(decodeBody(await h.archive.get(message.payloadKey, message.key)).equals(Buffer.from(body))).toBe(
+      true,
+    );
   }, 30_000);
 });
