@@ -71,6 +71,8 @@ export interface CostResult {
   readonly region: string;
   readonly pricesAsOf: string;
   readonly ours: PipelineCost;
+  /** Ours with `countDuplicates: false`: only its duplicates differ. */
+  readonly oursUncounted: PipelineCost;
   readonly powertools: PipelineCost;
   readonly assumptions: readonly string[];
 }
@@ -169,7 +171,11 @@ export function costAssumptions(config: CostConfig): string[] {
 }
 
 export function costPerMillion(
-  inputs: { readonly ours: PipelineCostInputs; readonly powertools: PipelineCostInputs },
+  inputs: {
+    readonly ours: PipelineCostInputs;
+    readonly oursUncounted: PipelineCostInputs;
+    readonly powertools: PipelineCostInputs;
+  },
   config: CostConfig,
 ): CostResult {
   return {
@@ -177,6 +183,7 @@ export function costPerMillion(
     region: PRICES_REGION,
     pricesAsOf: PRICES_AS_OF,
     ours: pipelineCost(inputs.ours, config),
+    oursUncounted: pipelineCost(inputs.oursUncounted, config),
     powertools: pipelineCost(inputs.powertools, config),
     assumptions: costAssumptions(config),
   };

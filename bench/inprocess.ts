@@ -65,10 +65,15 @@ export interface Ratios {
   readonly oursOverPowertools: number;
   /** Ours against the floor with the same three requests: what our code costs beyond its I/O. */
   readonly oursOverBareOurIo: number;
+  /** Ours with the duplicate counter off (`countDuplicates: false`) against the two baselines. */
+  readonly uncountedOverBare: number;
+  readonly uncountedOverPowertools: number;
 }
 
 export interface ReceiverLatencyResult {
   readonly ours: KindSummary;
+  /** Ours with `countDuplicates: false`. */
+  readonly oursUncounted: KindSummary;
   readonly bare: KindSummary;
   readonly bareOurIo: KindSummary;
   readonly powertools: KindSummary;
@@ -113,6 +118,8 @@ export interface ArchiveResult {
 
 export interface CapacityResult {
   readonly ours: PipelineCapacity;
+  /** Our receiver with `countDuplicates: false` (the processor is the same as ours). */
+  readonly oursUncounted: PipelineCapacity;
   readonly powertools: PipelineCapacity;
   readonly bare: PipelineCapacity;
   /** Largest item written, per table kind: checks that "<= 1 KB" holds for transaction items. */
@@ -221,6 +228,7 @@ export async function measureReceiverLatency(
     duplicate: summarize(samples[name].duplicate),
   });
   const ours = summary('ours');
+  const oursUncounted = summary('oursUncounted');
   const bare = summary('bare');
   const bareOurIo = summary('bareOurIo');
   const powertools = summary('powertools');
@@ -228,6 +236,8 @@ export async function measureReceiverLatency(
     oursOverBare: ratio(pick(ours), pick(bare)),
     oursOverPowertools: ratio(pick(ours), pick(powertools)),
     oursOverBareOurIo: ratio(pick(ours), pick(bareOurIo)),
+    uncountedOverBare: ratio(pick(oursUncounted), pick(bare)),
+    uncountedOverPowertools: ratio(pick(oursUncounted), pick(powertools)),
   });
   const billed = (name: VariantName) => ({
     new: billedMean(samples[name].new),
@@ -235,6 +245,7 @@ export async function measureReceiverLatency(
   });
   return {
     ours,
+    oursUncounted,
     bare,
     bareOurIo,
     powertools,
@@ -457,6 +468,7 @@ export async function measureCapacity(
     memory.processor,
   );
   const bare = await meterReceiver('bare', endpoints, events, memory.receiver);
+  const uncounted = await meterReceiver('oursUncounted', endpoints, events, memory.receiver);
 
   const oursNew = perEvent(ours.newTallies);
   const powertoolsNew = perEvent(powertools.newTallies);
@@ -467,7 +479,8 @@ export async function measureCapacity(
     maxItemBytes(powertools.variant.dynamo, powertoolsProcessor.setup.tables[0] ?? ''),
     maxItemBytes(powertools.variant.dynamo, powertoolsProcessor.setup.tables[1] ?? ''),
   ]);
-  for (const variant of [ours.variant, powertools.variant, bare.variant]) closeVariant(variant);
+  for (const variant of [ours.variant, powertools.variant, bare.variant, uncounted.variant])
+    closeVariant(variant);
   oursProcessor.setup.close();
   powertoolsProcessor.setup.close();
   return {
@@ -482,6 +495,10 @@ export async function measureCapacity(
       receiverDuplicate: perEvent(powertools.dupTallies),
       processorPerEvent: powertoolsProcessor.perEvent,
       pipelineNew: sum(powertoolsNew, powertoolsProcessor.perEvent),
+    },
+    oursUncounted: {
+      receiverNew: perEvent(uncounted.newTallies),
+      receiverDuplicate: perEvent(uncounted.dupTallies),
     },
     bare: { receiverNew: perEvent(bare.newTallies), receiverDuplicate: perEvent(bare.dupTallies) },
     maxItemBytes: {

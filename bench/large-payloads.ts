@@ -213,25 +213,23 @@ export interface BreakEvenRow {
   readonly messageBytes: number;
   /** SQS requests billed to send and receive it in the message (64 KiB chunks), per million events. */
   readonly inMessageUsd: number;
-  /** Claim check, when the processor archives every event anyway: the GET is the only extra. */
-  readonly claimCheckWithArchiveUsd: number;
-  /** Claim check when nothing else writes an object per event: PUT + GET. */
-  readonly claimCheckWithoutArchiveUsd: number;
+  /** A claim check: a one-chunk message each way, the receiver's S3 PUT and the processor's GET. */
+  readonly claimCheckUsd: number;
 }
 
 export interface BreakEven {
   readonly rows: readonly BreakEvenRow[];
-  /** Largest message for which the message is cheaper, with the per-event archive on. */
-  readonly thresholdWithArchiveBytes: number;
-  /** The same without a per-event archive PUT (an archive batched elsewhere). */
-  readonly thresholdWithoutArchiveBytes: number;
+  /** Largest message (in whole 64 KiB chunks) for which the message is no dearer than a claim check. */
+  readonly thresholdBytes: number;
 }
 
 /**
  * Per million events, what differs between the two routes (what both pay, like the DeleteMessage,
  * is left out). In the message: `ceil(size / 64 KiB)` billed requests to send it and as many to
- * receive it. Claim check: a one-chunk message each way, one GET, and one PUT unless the processor's
- * archive PUT (replaced by the claim check's) is paid anyway. Storage is the same object either way.
+ * receive it. Claim check: a one-chunk message each way, one PUT and one GET. The processor's
+ * archive writes one object per batch whichever route an event took, so it is left out too (a
+ * claim-checked event is not in the batch's object, but the batch's PUT is paid for the others).
+ * Storage is the same bytes either way.
  */
 export function claimCheckBreakEven(): BreakEven {
   const sqs = PRICES.sqsStandardRequest.usd * 1e6;
@@ -239,7 +237,7 @@ export function claimCheckBreakEven(): BreakEven {
   const get = PRICES.s3GetRequest.usd * 1e6;
   const chunks = (bytes: number) => Math.ceil(bytes / SQS_BILLING_CHUNK_BYTES);
   const inMessage = (bytes: number) => 2 * chunks(bytes) * sqs;
-  const pointer = 2 * sqs;
+  const claimCheck = 2 * sqs + put + get;
   const rows: BreakEvenRow[] = [];
   for (
     let bytes = SQS_BILLING_CHUNK_BYTES;
@@ -249,16 +247,11 @@ export function claimCheckBreakEven(): BreakEven {
     rows.push({
       messageBytes: bytes,
       inMessageUsd: round3(inMessage(bytes)),
-      claimCheckWithArchiveUsd: round3(pointer + get),
-      claimCheckWithoutArchiveUsd: round3(pointer + get + put),
+      claimCheckUsd: round3(claimCheck),
     });
   }
-  // The largest size (in whole chunks) at which the message is still no dearer than the claim check.
-  const threshold = (extra: number) =>
-    rows.filter((r) => inMessage(r.messageBytes) <= pointer + extra).at(-1)?.messageBytes ?? 0;
   return {
     rows,
-    thresholdWithArchiveBytes: threshold(get),
-    thresholdWithoutArchiveBytes: threshold(get + put),
+    thresholdBytes: rows.filter((r) => inMessage(r.messageBytes) <= claimCheck).at(-1)?.messageBytes ?? 0,
   };
 }

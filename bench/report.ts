@@ -1,5 +1,6 @@
 /** The readable table printed to stdout (and pasted into docs/performance.md). */
 
+import { CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES } from '../lambdas/shared/payload-limits.js';
 import type { BenchResults } from './results.js';
 import type { SweepCostResult } from './sweeper.js';
 
@@ -46,6 +47,7 @@ export function renderReport(results: BenchResults): string {
       ['variant', 'new p50', 'new p99', 'dup p50', 'dup p99'],
       [
         row('ours (createReceiverHandler)', r.ours),
+        row('ours, countDuplicates: false', r.oursUncounted),
         row('bare I/O (PutItem + SendMessage)', r.bare),
         row('bare, our 3 requests (+ UpdateItem)', r.bareOurIo),
         row('powertools (makeIdempotent)', r.powertools),
@@ -55,11 +57,21 @@ export function renderReport(results: BenchResults): string {
   out.push(
     table(
       ['ratio', 'new p50', 'new p99', 'dup p50', 'dup p99'],
-      (['oursOverBare', 'oursOverBareOurIo', 'oursOverPowertools'] as const).map((k) => [
+      (
+        [
+          'oursOverBare',
+          'oursOverBareOurIo',
+          'oursOverPowertools',
+          'uncountedOverBare',
+          'uncountedOverPowertools',
+        ] as const
+      ).map((k) => [
         {
           oursOverBare: 'ours / bare',
           oursOverBareOurIo: 'ours / bare 3 requests',
           oursOverPowertools: 'ours / powertools',
+          uncountedOverBare: 'uncounted / bare',
+          uncountedOverPowertools: 'uncounted / powertools',
         }[k],
         x(r.ratios.newP50[k]),
         x(r.ratios.newP99[k]),
@@ -74,27 +86,36 @@ export function renderReport(results: BenchResults): string {
   out.push('', `DynamoDB capacity per event (write / read request units; n=${c.n} events each)`);
   out.push(
     table(
-      ['', 'ours', 'powertools', 'bare'],
+      ['', 'ours', 'uncounted', 'powertools', 'bare'],
       [
         [
           'receiver, new event',
           units(c.ours.receiverNew),
+          units(c.oursUncounted.receiverNew),
           units(c.powertools.receiverNew),
           units(c.bare.receiverNew),
         ],
         [
           'receiver, duplicate',
           units(c.ours.receiverDuplicate),
+          units(c.oursUncounted.receiverDuplicate),
           units(c.powertools.receiverDuplicate),
           units(c.bare.receiverDuplicate),
         ],
-        ['processor, per event', units(c.ours.processorPerEvent), units(c.powertools.processorPerEvent), '-'],
-        ['pipeline, new event', units(c.ours.pipelineNew), units(c.powertools.pipelineNew), '-'],
+        [
+          'processor, per event',
+          units(c.ours.processorPerEvent),
+          '(same)',
+          units(c.powertools.processorPerEvent),
+          '-',
+        ],
+        ['pipeline, new event', units(c.ours.pipelineNew), '(same)', units(c.powertools.pipelineNew), '-'],
       ],
     ),
   );
   out.push(`ours, new:       ${c.ours.receiverNew.operations.join(', ')}`);
   out.push(`ours, duplicate: ${c.ours.receiverDuplicate.operations.join(', ')}`);
+  out.push(`uncounted, dup: ${c.oursUncounted.receiverDuplicate.operations.join(', ')}`);
   out.push(`ours, processor: ${(c.ours.processorPerEvent?.operations ?? []).join(', ')}`);
   out.push(
     `ours, archive:   ${
@@ -245,6 +266,7 @@ export function renderReport(results: BenchResults): string {
       [
         costRow('ours, 1M new events', cost.ours.newEvents),
         costRow('ours, 1M duplicates', cost.ours.duplicates),
+        costRow('uncounted, 1M duplicates', cost.oursUncounted.duplicates),
         costRow(`ours, 1M + ${results.settings.duplicates * 100}% dup`, cost.ours.withDuplicates),
         costRow('powertools, 1M new events', cost.powertools.newEvents),
         costRow('powertools, 1M duplicates', cost.powertools.duplicates),
@@ -304,17 +326,12 @@ export function renderReport(results: BenchResults): string {
     '',
     'Claim-check break-even, per million events (only what differs between the routes)',
     table(
-      ['message', 'in the message', 'claim check (archive on)', 'claim check (no per-event archive)'],
+      ['message', 'in the message', 'claim check (PUT + GET)'],
       breakEven.rows
         .filter((row, i) => i < 8 || row.messageBytes % (256 * 1024) === 0)
-        .map((row) => [
-          kb(row.messageBytes),
-          usd(row.inMessageUsd),
-          usd(row.claimCheckWithArchiveUsd),
-          usd(row.claimCheckWithoutArchiveUsd),
-        ]),
+        .map((row) => [kb(row.messageBytes), usd(row.inMessageUsd), usd(row.claimCheckUsd)]),
     ),
-    `  the message is cheaper up to ${kb(breakEven.thresholdWithArchiveBytes)} with the per-event archive, ${kb(breakEven.thresholdWithoutArchiveBytes)} without it`,
+    `  the message is no dearer up to ${kb(breakEven.thresholdBytes)} (the default threshold is ${kb(CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES)})`,
   );
 
   out.push('', 'Aims');

@@ -80,8 +80,9 @@ export function checkAims(
   latency: ReceiverLatencyResult,
   capacity: CapacityResult,
   load: LoadResult | undefined,
+  measured?: { readonly processorMs: InProcessResult['processorMs']; readonly cost: CostResult },
 ): Aim[] {
-  const { newP50 } = latency.ratios;
+  const { newP50, duplicateP50 } = latency.ratios;
   const aims: Aim[] = [
     {
       aim: 'receiver p50 (new event) within 1.2x of the bare-I/O baseline',
@@ -98,7 +99,45 @@ export function checkAims(
       measured: `${capacity.ours.receiverNew.write} WRU (${capacity.ours.receiverNew.operations.join(' + ')}); the floor (bare) is ${capacity.bare.receiverNew.write}`,
       met: capacity.ours.receiverNew.write <= 1,
     },
+    {
+      aim: 'receiver p50 (duplicate) within 1.3x of the bare-I/O baseline',
+      measured: `${duplicateP50.oursOverBare}x (${latency.ours.duplicate.p50} ms vs ${latency.bare.duplicate.p50} ms); with countDuplicates: false ${duplicateP50.uncountedOverBare}x (${latency.oursUncounted.duplicate.p50} ms)`,
+      met: duplicateP50.oursOverBare <= 1.3,
+    },
+    {
+      aim: 'one write unit per duplicate in the receiver',
+      measured: `${capacity.ours.receiverDuplicate.write} WRU; with countDuplicates: false ${capacity.oursUncounted.receiverDuplicate.write} WRU`,
+      met: capacity.ours.receiverDuplicate.write <= 1,
+    },
+    {
+      aim: 'at most 5 write units per event in the processor (payment example)',
+      measured: `${capacity.ours.processorPerEvent?.write ?? 'n/a'} WRU + ${capacity.ours.processorPerEvent?.read ?? 'n/a'} RRU (${(capacity.ours.processorPerEvent?.operations ?? []).join(', ')})`,
+      met: (capacity.ours.processorPerEvent?.write ?? Number.POSITIVE_INFINITY) <= 5,
+    },
   ];
+  if (measured) {
+    const { processorMs, cost } = measured;
+    const perMessage = processorMs.ours.perMessage.p50 / processorMs.powertools.perMessage.p50;
+    const ours = cost.ours.newEvents.totalDeployed;
+    const powertools = cost.powertools.newEvents.totalDeployed;
+    aims.push(
+      {
+        aim: 'processor time per message within 1.2x of the Powertools variant',
+        measured: `${Math.round(perMessage * 1000) / 1000}x (p50 ${processorMs.ours.perMessage.p50} ms vs ${processorMs.powertools.perMessage.p50} ms)`,
+        met: perMessage <= 1.2,
+      },
+      {
+        aim: 'deployed cost per million new events at most $6.00 and below the Powertools variant',
+        measured: `$${ours} vs $${powertools}`,
+        met: ours <= 6 && ours < powertools,
+      },
+      {
+        aim: 'deployed cost per million duplicates at most $2.30',
+        measured: `$${cost.ours.duplicates.totalDeployed}; with countDuplicates: false $${cost.oursUncounted.duplicates.totalDeployed}; Powertools $${cost.powertools.duplicates.totalDeployed}`,
+        met: cost.ours.duplicates.totalDeployed <= 2.3,
+      },
+    );
+  }
   if (load) {
     aims.push({
       aim: 'zero lost and zero doubled under load',
@@ -114,6 +153,7 @@ export function costInputsFrom(
   memory: Pick<CostConfig, 'receiverMemoryMb' | 'processorMemoryMb'>,
 ): {
   ours: PipelineCostInputs;
+  oursUncounted: PipelineCostInputs;
   powertools: PipelineCostInputs;
 } {
   const { receiverLatencyMs: latency, processorMs, capacity, logBytes } = inProcess;
@@ -134,17 +174,24 @@ export function costInputsFrom(
         archiveBytesPerEvent: capacity.archive.storedBytesPerEvent,
       }
     : {};
+  const ours: PipelineCostInputs = {
+    receiverNewMs: latency.billedMeanMs.ours.new,
+    receiverDuplicateMs: latency.billedMeanMs.ours.duplicate,
+    processorBatchMs: processorMs.ours.billedMeanBatchMs,
+    processorBatchRecords: processorMs.ours.meanBatchSize,
+    receiverNewUnits: capacity.ours.receiverNew,
+    receiverDuplicateUnits: capacity.ours.receiverDuplicate,
+    processorUnits: capacity.ours.processorPerEvent ?? zero,
+    ...logs,
+    ...archive,
+  };
   return {
-    ours: {
-      receiverNewMs: latency.billedMeanMs.ours.new,
-      receiverDuplicateMs: latency.billedMeanMs.ours.duplicate,
-      processorBatchMs: processorMs.ours.billedMeanBatchMs,
-      processorBatchRecords: processorMs.ours.meanBatchSize,
-      receiverNewUnits: capacity.ours.receiverNew,
-      receiverDuplicateUnits: capacity.ours.receiverDuplicate,
-      processorUnits: capacity.ours.processorPerEvent ?? zero,
-      ...logs,
-      ...archive,
+    ours,
+    // Only the duplicate path differs (the same logs are assumed: the delivery line is the same).
+    oursUncounted: {
+      ...ours,
+      receiverDuplicateMs: latency.billedMeanMs.oursUncounted.duplicate,
+      receiverDuplicateUnits: capacity.oursUncounted.receiverDuplicate,
     },
     powertools: {
       receiverNewMs: latency.billedMeanMs.powertools.new,
@@ -174,6 +221,7 @@ export interface ResultParts {
 
 export function buildResults(parts: ResultParts): BenchResults {
   const { inProcess } = parts;
+  const cost = costPerMillion(costInputsFrom(inProcess, parts.costConfig), parts.costConfig);
   return {
     date: new Date().toISOString(),
     command: parts.command,
@@ -189,8 +237,11 @@ export function buildResults(parts: ResultParts): BenchResults {
     ...(parts.largePayloads ? { largePayloads: parts.largePayloads } : {}),
     ...(parts.sweepCost ? { sweepCost: parts.sweepCost } : {}),
     claimCheckBreakEven: claimCheckBreakEven(),
-    costPerMillion: costPerMillion(costInputsFrom(inProcess, parts.costConfig), parts.costConfig),
+    costPerMillion: cost,
     prices: { asOf: PRICES_AS_OF, region: PRICES_REGION, list: PRICES },
-    aims: checkAims(inProcess.receiverLatencyMs, inProcess.capacity, parts.load),
+    aims: checkAims(inProcess.receiverLatencyMs, inProcess.capacity, parts.load, {
+      processorMs: inProcess.processorMs,
+      cost,
+    }),
   };
 }

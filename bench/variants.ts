@@ -4,6 +4,8 @@
  *
  * - `ours`: the receiver Lambda handler as deployed (createReceiverHandler: middy, Powertools logger and
  *   metrics, the core, DynamoClaimStore, SqsEventQueue), silenced logs and metrics.
+ * - `oursUncounted`: the same with its duplicate counter off (`COUNT_DUPLICATES=false`, the
+ *   construct's `countDuplicates: false`): a duplicate is its failed conditional write alone.
  * - `bare`: the I/O floor of any idempotent receiver, no framework: one conditional PutItem keyed on the
  *   event id, then one SendMessage of the raw body. No signature check, no release on a failed send
  *   (an event is lost if SQS refuses it after the put): a floor, not a design.
@@ -74,8 +76,8 @@ import {
   sqsClient,
 } from './resources.js';
 
-export type VariantName = 'ours' | 'bare' | 'bareOurIo' | 'powertools';
-export const VARIANTS: readonly VariantName[] = ['ours', 'bare', 'bareOurIo', 'powertools'];
+export type VariantName = 'ours' | 'oursUncounted' | 'bare' | 'bareOurIo' | 'powertools';
+export const VARIANTS: readonly VariantName[] = ['ours', 'oursUncounted', 'bare', 'bareOurIo', 'powertools'];
 
 export interface ReceiverVariant {
   readonly name: VariantName;
@@ -122,9 +124,15 @@ export async function createReceiverVariant(
   const queueUrl = await createQueue(sqs, `${name}-events`);
   const logLevel = options.logLevel ?? 'SILENT';
   switch (name) {
-    case 'ours': {
+    case 'ours':
+    case 'oursUncounted': {
       const tableName = await createClaimsTable(dynamo);
-      const settings = loadReceiverSettings({ CLAIMS_TABLE_NAME: tableName, EVENT_QUEUE_URL: queueUrl });
+      const settings = loadReceiverSettings({
+        CLAIMS_TABLE_NAME: tableName,
+        EVENT_QUEUE_URL: queueUrl,
+        // The same receiver with its duplicate counter off (the construct's countDuplicates: false).
+        ...(name === 'oursUncounted' ? { COUNT_DUPLICATES: 'false' } : {}),
+      });
       const handler = createReceiverHandler({
         deps: () => ({
           settings,

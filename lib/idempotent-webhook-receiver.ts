@@ -177,11 +177,20 @@ export interface IdempotentWebhookReceiverProps {
   /**
    * Queue messages larger than this (bytes) carry a pointer to the body in the archive bucket
    * instead of the body: a claim check. From 1,024 to 1,048,576 (SQS's message limit). The default
-   * is one SQS billing chunk, the cost break-even while the processor archives every event
-   * (docs/performance.md).
-   * @default 65536
+   * is seven SQS billing chunks (448 KiB), where a claim check's S3 PUT and GET start to cost less
+   * than the message's extra chunks (docs/performance.md, "Claim-check break-even").
+   * @default 458752
    */
   readonly claimCheckThresholdBytes?: number;
+  /**
+   * Whether each duplicate delivery adds itself to its claim's `deliveries`: a second DynamoDB write
+   * per duplicate (1 WRU, one more round trip), which the receiver's answer (`deliveries`) and
+   * `webhooks inspect` report. `false`: a duplicate costs its failed conditional write alone, is
+   * counted by the `Duplicate` metric only, and its answer carries no `deliveries`
+   * (docs/performance.md, "The duplicate counter").
+   * @default true
+   */
+  readonly countDuplicates?: boolean;
   /**
    * How often the sweeper looks for claims stuck in RECEIVED, ENQUEUED or PROCESSING (whole minutes,
    * 1 to 60). Each run queries the index of unfinished claims once per shard (32 queries, about 16
@@ -222,6 +231,7 @@ export const RECEIVER_DEFAULTS = {
   /** The receiver's own defaults (lambdas/receiver/settings.ts), the one home of the numbers. */
   lease: Duration.seconds(receiverSettings.DEFAULTS.leaseSeconds),
   claimCheckThresholdBytes: receiverSettings.DEFAULTS.claimCheckThresholdBytes,
+  countDuplicates: receiverSettings.DEFAULTS.countDuplicates,
 } as const;
 
 export const PROCESSOR_DEFAULTS = {
@@ -351,6 +361,7 @@ export class IdempotentWebhookReceiver extends Construct {
       claimRetention: processing.claimRetention,
       archiveBucket: archive.bucket,
       claimCheckThresholdBytes: props.claimCheckThresholdBytes ?? RECEIVER_DEFAULTS.claimCheckThresholdBytes,
+      countDuplicates: props.countDuplicates ?? RECEIVER_DEFAULTS.countDuplicates,
       throttlingRateLimit: props.throttlingRateLimit ?? THROTTLING_DEFAULTS.rateLimit,
       throttlingBurstLimit: props.throttlingBurstLimit ?? THROTTLING_DEFAULTS.burstLimit,
       ...(props.receiverReservedConcurrency === undefined

@@ -342,6 +342,9 @@ async function claimAndEnqueue(
     owner: 'receiver',
   });
   const waitUntil = clock() + settings.duplicateWaitMs;
+  // Without the duplicate counter a claim's `deliveries` says nothing about duplicates: not answered.
+  const countsOn = settings.countDuplicates;
+  const counts = (deliveries: number) => (countsOn ? { deliveries } : {});
 
   let counted = false;
   let current: ClaimRecord | undefined;
@@ -353,11 +356,12 @@ async function claimAndEnqueue(
         const held = { lease, firstSeenAt: created.claim.firstSeenAt };
         return enqueueAsHolder(claim.pk, held, outgoing, ids, 1, false, deps);
       }
-      if (!counted) {
+      if (settings.countDuplicates && !counted) {
         // One more delivery of a live claim: count it (the answer to "was it claimed once or twice?").
         current = await store.recordDuplicate(claim.pk, clock());
         counted = current !== undefined;
       } else {
+        // Uncounted (or counted already): the claim the failed condition returned, at no extra cost.
         current = created.existing;
       }
       if (current === undefined) continue; // It expired or vanished in between: claim again.
@@ -371,7 +375,7 @@ async function claimAndEnqueue(
         outcome: 'duplicate',
         message: `Already received (${current.status}); nothing new was queued.`,
         ...ids,
-        deliveries: current.deliveries,
+        ...counts(current.deliveries),
         enqueued: 0,
       };
     }
@@ -385,7 +389,15 @@ async function claimAndEnqueue(
       );
       if (taken) {
         const held = { lease, firstSeenAt: taken.firstSeenAt };
-        return enqueueAsHolder(claim.pk, held, outgoing, ids, taken.deliveries, true, deps);
+        return enqueueAsHolder(
+          claim.pk,
+          held,
+          outgoing,
+          ids,
+          countsOn ? taken.deliveries : undefined,
+          true,
+          deps,
+        );
       }
       // Someone else moved it first: look again.
       current = await store.getClaim(claim.pk, clock());
@@ -403,7 +415,7 @@ async function claimAndEnqueue(
         message: 'An earlier delivery of this event is still being accepted; retry shortly.',
         headers: { 'retry-after': String(retryAfter) },
         ...ids,
-        deliveries: current.deliveries,
+        ...counts(current.deliveries),
         enqueued: 0,
       };
     }
@@ -433,7 +445,7 @@ async function enqueueAsHolder(
   held: HeldClaim,
   outgoing: Outgoing,
   ids: Ids,
-  deliveries: number,
+  deliveries: number | undefined,
   tookOver: boolean,
   deps: ReceiverDeps,
 ): Promise<DeliveryResult> {
@@ -478,7 +490,7 @@ async function enqueueAsHolder(
     });
     return reject(500, 'enqueue_failed', 'The event could not be queued; please retry.', {
       ...ids,
-      deliveries,
+      ...(deliveries === undefined ? {} : { deliveries }),
     });
   }
 
@@ -507,7 +519,7 @@ async function enqueueAsHolder(
     outcome: 'accepted',
     message: tookOver ? 'Accepted (an earlier delivery had not completed).' : 'Accepted.',
     ...ids,
-    deliveries,
+    ...(deliveries === undefined ? {} : { deliveries }),
     enqueued: 1,
     tookOver,
   };

@@ -28,6 +28,7 @@ import {
   integer,
   parsed,
   type SettingsOf,
+  toggle,
   WEBHOOK_SECRET_ARNS,
 } from '../shared/settings.js';
 
@@ -64,6 +65,7 @@ export const DEFAULTS = {
   maxBodyBytes: LAMBDA_SYNC_REQUEST_LIMIT_BYTES,
   claimCheckThresholdBytes: CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES,
   claimRetentionSeconds: CLAIM_RETENTION_DEFAULT_SECONDS,
+  countDuplicates: true,
 } as const;
 
 /** @deprecated the same object as {@link DEFAULTS}, under its former name. */
@@ -80,6 +82,12 @@ const RECEIVER = defineSettings({
   /** How long a duplicate waits for an in-flight first delivery to resolve before answering 503. */
   duplicateWaitMs: integer('DUPLICATE_WAIT_MS', { default: DEFAULTS.duplicateWaitMs }),
   duplicatePollMs: integer('DUPLICATE_POLL_MS', { default: DEFAULTS.duplicatePollMs }),
+  /**
+   * Whether a duplicate adds itself to its claim's `deliveries` (a second write, 1 WRU): what the
+   * answer's `deliveries` and `webhooks inspect` report. Off, a duplicate costs its failed
+   * conditional write alone and is counted by the `Duplicate` metric only.
+   */
+  countDuplicates: toggle('COUNT_DUPLICATES', DEFAULTS.countDuplicates),
   /**
    * Largest raw body accepted. The default is Lambda's invocation limit: every body API Gateway can
    * hand the function is accepted (docs/rules.md, "Payload size").

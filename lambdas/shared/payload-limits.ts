@@ -23,11 +23,13 @@ export const SQS_BILLING_CHUNK_BYTES = 65_536;
 
 /**
  * Queue messages up to this size carry the body; larger ones carry a pointer to the body in S3.
- * One billed SQS chunk: past it, every 64 KiB more costs a request to send and one to receive
- * ($0.80 per million events per chunk), while the claim check costs one S3 GET ($0.40 per million)
- * and replaces the archive PUT the processor would make anyway (docs/performance.md).
+ * Seven billed SQS chunks (448 KiB): each 64 KiB chunk costs a request to send and one to receive
+ * ($0.80 per million events), while a claim check costs one S3 PUT and one GET ($5.40 per million)
+ * on top of a one-chunk message each way. The processor archives a whole batch in one object, so no
+ * per-event PUT is paid on either route and the claim check's PUT is all extra (docs/performance.md,
+ * "Claim-check break-even"; bench/large-payloads.ts computes it from the prices).
  */
-export const CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES = SQS_BILLING_CHUNK_BYTES;
+export const CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES = 7 * SQS_BILLING_CHUNK_BYTES;
 
 /** How much JSON string escaping adds to `text`: one byte per `"` or `\`, five per control character. */
 export function jsonEscapeOverhead(text: string): number {

@@ -176,6 +176,29 @@ export function flag(name: string): Setting<boolean, boolean, false> {
   };
 }
 
+/**
+ * `'true'` or `'false'`; unset is `defaultValue`, and any other value is refused (a typo must not
+ * flip a behaviour silently). Written only when it differs from the default.
+ */
+export function toggle(name: string, defaultValue: boolean): Setting<boolean, boolean, false> {
+  const error = 'must be true or false';
+  return {
+    name,
+    schema: z.pipe(
+      text,
+      z._default(
+        z.pipe(
+          z.enum(['true', 'false'], { error }),
+          z.transform((raw: 'true' | 'false') => raw === 'true'),
+        ),
+        defaultValue,
+      ),
+    ),
+    write: (value) => (value === defaultValue ? undefined : String(value)),
+    required: false,
+  };
+}
+
 export interface IntegerOptions {
   readonly default: number;
   /** @default 1 */

@@ -46,6 +46,8 @@ export interface WebhookIngestProps {
   readonly archiveBucket: s3.IBucket;
   /** Queue messages over this many bytes become claim checks. */
   readonly claimCheckThresholdBytes: number;
+  /** Whether a duplicate adds itself to its claim's `deliveries` (lambdas/receiver/settings.ts). */
+  readonly countDuplicates: boolean;
   readonly throttlingRateLimit: number;
   readonly throttlingBurstLimit: number;
   /** Concurrency reserved for (and capping) the receiver. @default none (the unreserved pool) */
@@ -94,6 +96,7 @@ export class WebhookIngest extends Construct {
           claimRetentionSeconds: props.claimRetention.toSeconds(),
           archiveBucket: props.archiveBucket.bucketName,
           claimCheckThresholdBytes: props.claimCheckThresholdBytes,
+          countDuplicates: props.countDuplicates,
           // Checked at synth time by providerSettingsJson (./provider-settings.ts).
           providers: JSON.parse(props.providerSettingsJson) as receiverSettings.ProviderSettingsOverrides,
           // ARNs only: the values are read at run time (lambdas/shared/secrets-manager.ts).

@@ -593,7 +593,7 @@ describe('npm start: payloads up to the platform limit (claim checks)', () => {
 
   it('completes a claim-checked push once after a crash between the S3 write and the send', async () => {
     const delivery = 'e2e-crashstore-push-0001';
-    const body = push(400_000, delivery);
+    const body = push(500_000, delivery);
     const headers = await githubHeaders(body, { event: 'push', delivery });
 
     const crashed = await post('github', body, headers);

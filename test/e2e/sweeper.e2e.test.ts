@@ -99,7 +99,7 @@ async function webhooks(...args: string[]): Promise<{ code: number; stdout: stri
 
 describe('npm start: the sweeper recovers stuck claims without a provider retry', () => {
   it('RECEIVED: applies a claim-checked push whose receiver answered 500 after storing the body', async () => {
-    const { first } = await push('swstored-1', 300_000);
+    const { first } = await push('swstored-1', 500_000);
     expect(first.status).toBe(500);
     const key = first.json.key ?? '';
     const done = await waitForStatus(key, 'DONE');
@@ -109,7 +109,7 @@ describe('npm start: the sweeper recovers stuck claims without a provider retry'
   }, 60_000);
 
   it('ENQUEUED: applies a queued push whose only message went to the DLQ before any processor claimed it', async () => {
-    const { first } = await push('swqueued-1', 300_000);
+    const { first } = await push('swqueued-1', 500_000);
     expect(first).toMatchObject({ status: 200, json: { outcome: 'accepted' } });
     const done = await waitForStatus(first.json.key ?? '', 'DONE');
     expect(done).toMatchObject({ sweeps: 1, processingAttempts: 1 });

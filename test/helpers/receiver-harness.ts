@@ -91,6 +91,7 @@ export async function createReceiverHarness(
     hmacProviders: [],
     duplicateWaitMs: RECEIVER_DEFAULTS.duplicateWaitMs,
     duplicatePollMs: 20,
+    countDuplicates: RECEIVER_DEFAULTS.countDuplicates,
     maxBodyBytes: RECEIVER_DEFAULTS.maxBodyBytes,
     claimCheckThresholdBytes: RECEIVER_DEFAULTS.claimCheckThresholdBytes,
     archiveBucket,

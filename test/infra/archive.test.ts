@@ -110,7 +110,7 @@ describe('payload archive', () => {
     const processorEnv =
       resources[s.logicalId(s.stack.webhooks.processorFunction)].Properties.Environment.Variables;
     const bucket = { Ref: s.logicalId(s.stack.webhooks.archiveBucket) };
-    expect(receiverEnv).toMatchObject({ ARCHIVE_BUCKET_NAME: bucket, CLAIM_CHECK_THRESHOLD_BYTES: '65536' });
+    expect(receiverEnv).toMatchObject({ ARCHIVE_BUCKET_NAME: bucket, CLAIM_CHECK_THRESHOLD_BYTES: '458752' });
     expect(processorEnv).toMatchObject({ ARCHIVE_BUCKET_NAME: bucket });
   });
 });

@@ -87,6 +87,7 @@ describe('IdempotentWebhookReceiver with non-default props', () => {
         alarmThresholds: { processingLag: Duration.minutes(15) },
         alarmNamePrefix: 'shop',
         claimCheckThresholdBytes: 262_144,
+        countDuplicates: false,
       },
       effectUrls: { ledger: 'https://ledger.example.com', mailer: 'https://mailer.example.com' },
     });
@@ -104,6 +105,14 @@ describe('IdempotentWebhookReceiver with non-default props', () => {
 
   it('passes the claim-check threshold to the receiver', () => {
     expect(receiverEnv().CLAIM_CHECK_THRESHOLD_BYTES).toBe('262144');
+  });
+
+  it('turns the duplicate counter off with countDuplicates: false (COUNT_DUPLICATES), on by default', () => {
+    expect(receiverEnv().COUNT_DUPLICATES).toBe('false');
+    const defaults = synthesize();
+    expect(
+      environmentOf(defaults.template, defaults.logicalId(defaults.stack.webhooks.receiverFunction)),
+    ).not.toHaveProperty('COUNT_DUPLICATES');
   });
 
   it('applies the stage throttling props', () => {

@@ -49,7 +49,7 @@ describe('processor: claim-checked events', () => {
 
   it('retries while the object is missing and completes once it is back, never DONE without it', async () => {
     h = await createPipelineHarness({ maxReceiveCount: 5 });
-    const { key, message } = await deliverPush(200_000, 'pcc-missing');
+    const { key, message } = await deliverPush(500_000, 'pcc-missing');
     const archived = await h.receiver.archive.get(message.payloadKey, key);
     await h.s3.send(new DeleteObjectCommand({ Bucket: h.archiveBucket, Key: message.payloadKey }));
 
@@ -72,9 +72,9 @@ describe('processor: claim-checked events', () => {
 
   it('fails as poison a claim check whose object holds another event', async () => {
     h = await createPipelineHarness();
-    const first = await deliverPush(100_000, 'pcc-first');
+    const first = await deliverPush(500_000, 'pcc-first');
     await h.drainQueue();
-    const { key, message } = await deliverPush(100_000, 'pcc-second');
+    const { key, message } = await deliverPush(500_000, 'pcc-second');
     // Point the second event's object at the first event's content.
     const foreign = await h.receiver.archive.get(first.message.payloadKey, first.key);
     await h.s3.send(

@@ -56,7 +56,7 @@ describe('receiver: claim checks for bodies over the threshold', () => {
   });
 
   it('stores a base64-encoded delivery (API Gateway isBase64Encoded) as the exact decoded bytes', async () => {
-    const body = pushBody(200_000, 'cc-base64');
+    const body = pushBody(500_000, 'cc-base64');
     const result = await h.deliver('github', body, await githubHeaders(body, { delivery: 'cc-base64' }), {
       isBase64Encoded: true,
     });
@@ -94,8 +94,24 @@ describe('receiver: claim checks for bodies over the threshold', () => {
     expect(await bucketKeys(h.s3, h.archiveBucket)).toHaveLength(1);
   });
 
+  it('by default sends a 400 KB push in the message (no S3 object) and a 460 KB one as a claim check', async () => {
+    // The default threshold is 448 KiB of message: below it the extra SQS chunks cost less than
+    // the claim check's PUT and GET (bench/large-payloads.ts).
+    expect(h.settings.claimCheckThresholdBytes).toBe(458_752);
+    const inline = pushBody(400_000, 'cc-default-400k');
+    await h.deliver('github', inline, await githubHeaders(inline, { delivery: 'cc-default-400k' }));
+    const [first] = await h.drain();
+    expect(first && isClaimCheck(first)).toBe(false);
+    expect(await bucketKeys(h.s3, h.archiveBucket)).toEqual([]);
+
+    const over = pushBody(460_000, 'cc-default-460k');
+    await h.deliver('github', over, await githubHeaders(over, { delivery: 'cc-default-460k' }));
+    expect((await onlyMessage()).bodyBytes).toBe(460_000);
+    expect(await bucketKeys(h.s3, h.archiveBucket)).toHaveLength(1);
+  });
+
   it('answers a redelivery of a claim-checked event as a duplicate, writing nothing more', async () => {
-    const body = pushBody(300_000, 'cc-dup');
+    const body = pushBody(500_000, 'cc-dup');
     const headers = await githubHeaders(body, { delivery: 'cc-dup' });
     await h.deliver('github', body, headers);
     const again = await h.deliver('github', body, headers);
@@ -105,7 +121,7 @@ describe('receiver: claim checks for bodies over the threshold', () => {
   });
 
   it('releases the claim and answers 500 when the body cannot be stored; the retry completes it', async () => {
-    const body = pushBody(300_000, 'cc-s3-down');
+    const body = pushBody(500_000, 'cc-s3-down');
     const headers = await githubHeaders(body, { delivery: 'cc-s3-down' });
     const down: Pick<PayloadArchive, 'put'> = {
       put: async () => {
@@ -126,7 +142,7 @@ describe('receiver: claim checks for bodies over the threshold', () => {
   });
 
   it('survives a receiver dying between the S3 write and the send: the retry after the lease sends once', async () => {
-    const body = pushBody(300_000, 'cc-crash');
+    const body = pushBody(500_000, 'cc-crash');
     const headers = await githubHeaders(body, { delivery: 'cc-crash' });
     let now = Date.now();
     const clock = () => now;

@@ -143,6 +143,53 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
     expect(await h.drain()).toHaveLength(1);
   });
 
+  describe('with the duplicate counter off (COUNT_DUPLICATES=false)', () => {
+    const uncounted = () => ({ deps: { settings: { ...h.settings, countDuplicates: false } } });
+
+    it('answers a duplicate from the failed claim write alone: one request, no deliveries in the answer', async () => {
+      const body = JSON.stringify(stripeCustomerEvent());
+      const first = await h.deliver('stripe', body, stripeHeaders(body), uncounted());
+      expect(first).toMatchObject({ outcome: 'accepted', deliveries: 1 });
+
+      const commands: string[] = [];
+      const name = 'count-duplicate-requests';
+      h.dynamo.middlewareStack.add(
+        (next, context) => async (args) => {
+          commands.push(context.commandName ?? '?');
+          return next(args);
+        },
+        { step: 'initialize', name },
+      );
+      let second: Awaited<ReturnType<typeof h.deliver>>;
+      try {
+        second = await h.deliver('stripe', body, stripeHeaders(body), uncounted());
+      } finally {
+        h.dynamo.middlewareStack.remove(name);
+      }
+      expect(second).toMatchObject({ statusCode: 200, outcome: 'duplicate', enqueued: 0, key: first.key });
+      expect(second).not.toHaveProperty('deliveries');
+      expect(commands).toEqual(['UpdateItemCommand']); // the claim write that failed its condition
+      expect(await h.claim(first.key ?? '')).toMatchObject({ deliveries: 1, status: ClaimStatus.Enqueued });
+      expect(await h.drain()).toHaveLength(1);
+    });
+
+    it('still queues one message for 20 concurrent copies', async () => {
+      const body = JSON.stringify(stripeCustomerEvent());
+      const headers = stripeHeaders(body);
+      const results = await Promise.all(
+        Array.from({ length: 20 }, () => h.deliver('stripe', body, headers, uncounted())),
+      );
+      expect(results.map((r) => r.statusCode)).toEqual(Array(20).fill(200));
+      expect(results.filter((r) => r.outcome === 'accepted')).toHaveLength(1);
+      expect(results.filter((r) => r.outcome === 'duplicate')).toHaveLength(19);
+      expect(results.filter((r) => r.outcome === 'duplicate' && 'deliveries' in r)).toEqual([]);
+      const claims = await h.claims();
+      expect(claims).toHaveLength(1);
+      expect(claims[0]).toMatchObject({ deliveries: 1, status: ClaimStatus.Enqueued });
+      expect(await h.drain()).toHaveLength(1);
+    });
+  });
+
   it('queues nothing for a duplicate of a processed (DONE) event', async () => {
     const event = stripeCustomerEvent();
     const pk = `stripe:platform:${event.id}`;

@@ -30,10 +30,10 @@ describe('receiver settings', () => {
     expect(settings.providers.standard.toleranceSeconds).toBe(300);
   });
 
-  it('accepts every body that can reach the function, and claim-checks messages over 64 KiB', () => {
+  it('accepts every body that can reach the function, and claim-checks messages over 448 KiB', () => {
     const settings = loadReceiverSettings(base);
     expect(settings.maxBodyBytes).toBe(6_291_456);
-    expect(settings.claimCheckThresholdBytes).toBe(65_536);
+    expect(settings.claimCheckThresholdBytes).toBe(458_752);
     expect(settings.archiveBucket).toBeUndefined();
     expect(
       loadReceiverSettings({
@@ -100,7 +100,7 @@ describe('receiver settings: one schema for the handler, the construct and the l
       duplicateWaitMs: 2_000,
       duplicatePollMs: 50,
       maxBodyBytes: 6_291_456,
-      claimCheckThresholdBytes: 65_536,
+      claimCheckThresholdBytes: 458_752,
       claimRetentionSeconds: 15 * DAY,
       archiveForcePathStyle: false,
     });
@@ -155,6 +155,19 @@ describe('receiver settings: one schema for the handler, the construct and the l
     );
   });
 
+  it('counts duplicates unless COUNT_DUPLICATES is false, and refuses any other value', () => {
+    expect(receiverSettings.load(base).countDuplicates).toBe(true);
+    expect(receiverSettings.load({ ...base, COUNT_DUPLICATES: 'false' }).countDuplicates).toBe(false);
+    expect(receiverSettings.load({ ...base, COUNT_DUPLICATES: 'true' }).countDuplicates).toBe(true);
+    expect(() => receiverSettings.load({ ...base, COUNT_DUPLICATES: 'no' })).toThrow(
+      /environment variable COUNT_DUPLICATES must be true or false, got "no"/,
+    );
+    // The default is not written: a stack that leaves it alone has no variable for it.
+    expect(receiverSettings.toEnvironment({ ...receiverSettings.load(base) })).not.toHaveProperty(
+      'COUNT_DUPLICATES',
+    );
+  });
+
   it('reads back exactly what toEnvironment writes', () => {
     const settings: receiverSettings.ReceiverSettings = {
       claimsTableName: 'claims',
@@ -162,6 +175,7 @@ describe('receiver settings: one schema for the handler, the construct and the l
       leaseSeconds: 20,
       duplicateWaitMs: 3_000,
       duplicatePollMs: 25,
+      countDuplicates: false,
       maxBodyBytes: 1_000_000,
       claimRetentionSeconds: 20 * DAY,
       claimCheckThresholdBytes: 262_144,

@@ -152,7 +152,7 @@ describe('sweeper: RECEIVED claims whose receiver never queued the event', () =>
   it('re-sends a claim-checked push whose receiver stopped after storing the body (GitHub never retries)', async () => {
     h = await createPipelineHarness();
     const { key, result } = await deliverPush('sw-received-stored', {
-      bytes: 300_000,
+      bytes: 500_000,
       fault: 'receiver.afterPayloadStored',
     });
     expect(result.statusCode).toBe(500);
@@ -202,7 +202,7 @@ describe('sweeper: RECEIVED claims whose receiver never queued the event', () =>
   it('never takes a receiver lease that is still live', async () => {
     h = await createPipelineHarness();
     const { key } = await deliverPush('sw-received-live', {
-      bytes: 300_000,
+      bytes: 500_000,
       fault: 'receiver.afterPayloadStored',
     });
     // A new receiver takes the claim over (a provider retry arriving), holding a fresh lease.
@@ -231,7 +231,7 @@ describe('sweeper: RECEIVED claims whose receiver never queued the event', () =>
 describe('sweeper: ENQUEUED claims whose message is gone', () => {
   it('re-sends a claim-checked event whose message was lost, and it is applied once', async () => {
     h = await createPipelineHarness();
-    const { key } = await deliverPush('sw-enqueued-stored', { bytes: 300_000 });
+    const { key } = await deliverPush('sw-enqueued-stored', { bytes: 500_000 });
     const [lost] = await loseQueuedMessages();
     expect(lost && isClaimCheck(lost)).toBe(true);
 
@@ -252,7 +252,7 @@ describe('sweeper: ENQUEUED claims whose message is gone', () => {
 
   it('reports an event it already sent again maxRequeues times', async () => {
     h = await createPipelineHarness();
-    const { key } = await deliverPush('sw-enqueued-limit', { bytes: 300_000 });
+    const { key } = await deliverPush('sw-enqueued-limit', { bytes: 500_000 });
     await loseQueuedMessages();
     const settings = { maxRequeues: 1 };
     expect((await sweep(sweeper(SETTINGS.enqueuedStaleMs + MINUTE, settings))).requeued).toEqual([key]);
@@ -309,7 +309,7 @@ describe('sweeper: PROCESSING claims whose worker died with no redelivery', () =
 describe('sweeper: races', () => {
   it('sends a stuck event once when two sweeps run at the same time', async () => {
     h = await createPipelineHarness();
-    const { key } = await deliverPush('sw-race', { bytes: 300_000, fault: 'receiver.afterPayloadStored' });
+    const { key } = await deliverPush('sw-race', { bytes: 500_000, fault: 'receiver.afterPayloadStored' });
     const ahead = SETTINGS.receivedGraceMs + MINUTE;
     const [a, b] = await Promise.all([sweep(sweeper(ahead)), sweep(sweeper(ahead))]);
     expect([...a.requeued, ...b.requeued]).toEqual([key]);
@@ -319,7 +319,7 @@ describe('sweeper: races', () => {
   it('leaves a claim that a receiver took over between the read and the write', async () => {
     h = await createPipelineHarness();
     const { key } = await deliverPush('sw-race-receiver', {
-      bytes: 300_000,
+      bytes: 500_000,
       fault: 'receiver.afterPayloadStored',
     });
     const deps = sweeper(SETTINGS.receivedGraceMs + MINUTE);
@@ -374,7 +374,7 @@ describe('sweeper: housekeeping', () => {
   it('makes a re-sent claim due again at once when the send fails, and the next run sends it', async () => {
     h = await createPipelineHarness();
     const { key } = await deliverPush('sw-sendfail', {
-      bytes: 300_000,
+      bytes: 500_000,
       fault: 'receiver.afterPayloadStored',
     });
     const ahead = SETTINGS.receivedGraceMs + MINUTE;
