@@ -73,6 +73,19 @@ export interface CostResult {
   readonly ours: PipelineCost;
   /** Ours with `countDuplicates: false`: only its duplicates differ. */
   readonly oursUncounted: PipelineCost;
+  /**
+   * Ours with `countDuplicates: false` and `markEnqueued: false`. Its `duplicates` are those that
+   * find the event already taken by a processor (as uncounted ones); `copies` are those that arrive
+   * before, each sending a copy the processor absorbs.
+   */
+  readonly oursLean: PipelineCost & {
+    readonly copies: CostLines;
+    /**
+     * Copies per event (duplicates arriving before a processor takes the event) at which dropping
+     * the mark stops saving: (marked new - lean new) / (copy - uncounted duplicate), deployed.
+     */
+    readonly breakEvenCopiesPerEvent: number;
+  };
   readonly powertools: PipelineCost;
   readonly assumptions: readonly string[];
 }
@@ -174,16 +187,30 @@ export function costPerMillion(
   inputs: {
     readonly ours: PipelineCostInputs;
     readonly oursUncounted: PipelineCostInputs;
+    readonly oursLean: PipelineCostInputs;
+    /** A copy, priced as an event: the lean receiver's copy path, the processor absorbing it. */
+    readonly leanCopy: PipelineCostInputs;
     readonly powertools: PipelineCostInputs;
   },
   config: CostConfig,
 ): CostResult {
+  const ours = pipelineCost(inputs.ours, config);
+  const uncounted = pipelineCost(inputs.oursUncounted, config);
+  const lean = pipelineCost(inputs.oursLean, config);
+  const copies = pipelineCost(inputs.leanCopy, config).newEvents;
+  const saved = ours.newEvents.totalDeployed - lean.newEvents.totalDeployed;
+  const extra = copies.totalDeployed - uncounted.duplicates.totalDeployed;
   return {
     currency: 'USD',
     region: PRICES_REGION,
     pricesAsOf: PRICES_AS_OF,
-    ours: pipelineCost(inputs.ours, config),
-    oursUncounted: pipelineCost(inputs.oursUncounted, config),
+    ours,
+    oursUncounted: uncounted,
+    oursLean: {
+      ...lean,
+      copies,
+      breakEvenCopiesPerEvent: extra > 0 ? round3(saved / extra) : Number.POSITIVE_INFINITY,
+    },
     powertools: pipelineCost(inputs.powertools, config),
     assumptions: costAssumptions(config),
   };

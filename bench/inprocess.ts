@@ -68,12 +68,17 @@ export interface Ratios {
   /** Ours with the duplicate counter off (`countDuplicates: false`) against the two baselines. */
   readonly uncountedOverBare: number;
   readonly uncountedOverPowertools: number;
+  /** Ours with the counter off and no ENQUEUED mark (`markEnqueued: false`) against the baselines. */
+  readonly leanOverBare: number;
+  readonly leanOverPowertools: number;
 }
 
 export interface ReceiverLatencyResult {
   readonly ours: KindSummary;
   /** Ours with `countDuplicates: false`. */
   readonly oursUncounted: KindSummary;
+  /** Ours with `countDuplicates: false` and `markEnqueued: false`; its duplicates each send a copy. */
+  readonly oursLean: KindSummary;
   readonly bare: KindSummary;
   readonly bareOurIo: KindSummary;
   readonly powertools: KindSummary;
@@ -120,6 +125,12 @@ export interface CapacityResult {
   readonly ours: PipelineCapacity;
   /** Our receiver with `countDuplicates: false` (the processor is the same as ours). */
   readonly oursUncounted: PipelineCapacity;
+  /**
+   * Our receiver with `countDuplicates: false` and `markEnqueued: false`, each event delivered twice
+   * before any processor ran: `receiverDuplicate` is a copy's receiver side, `processorPerEvent` our
+   * processor draining the event and its copy, `copyInProcessor` what absorbing the copy added.
+   */
+  readonly oursLean: PipelineCapacity & { readonly copyInProcessor: UnitsPerEvent };
   readonly powertools: PipelineCapacity;
   readonly bare: PipelineCapacity;
   /** Largest item written, per table kind: checks that "<= 1 KB" holds for transaction items. */
@@ -229,6 +240,7 @@ export async function measureReceiverLatency(
   });
   const ours = summary('ours');
   const oursUncounted = summary('oursUncounted');
+  const oursLean = summary('oursLean');
   const bare = summary('bare');
   const bareOurIo = summary('bareOurIo');
   const powertools = summary('powertools');
@@ -238,6 +250,8 @@ export async function measureReceiverLatency(
     oursOverBareOurIo: ratio(pick(ours), pick(bareOurIo)),
     uncountedOverBare: ratio(pick(oursUncounted), pick(bare)),
     uncountedOverPowertools: ratio(pick(oursUncounted), pick(powertools)),
+    leanOverBare: ratio(pick(oursLean), pick(bare)),
+    leanOverPowertools: ratio(pick(oursLean), pick(powertools)),
   });
   const billed = (name: VariantName) => ({
     new: billedMean(samples[name].new),
@@ -246,6 +260,7 @@ export async function measureReceiverLatency(
   return {
     ours,
     oursUncounted,
+    oursLean,
     bare,
     bareOurIo,
     powertools,
@@ -317,14 +332,18 @@ async function drainThroughProcessor(
   handler: SqsBatchHandler,
   maxMessages: number,
   memoryMb: number,
-  options: { afterBatch?: (records: number) => void } = {},
+  options: { afterBatch?: (records: number) => void; batchSize?: number } = {},
 ): Promise<DrainResult> {
   const batchMs: number[] = [];
   const perMessageMs: number[] = [];
   let records = 0;
   let emptyPolls = 0;
   while (records < maxMessages && emptyPolls < 3) {
-    const messages = await receiveBatch(sqs, queueUrl, maxMessages - records);
+    const messages = await receiveBatch(
+      sqs,
+      queueUrl,
+      Math.min(options.batchSize ?? Number.POSITIVE_INFINITY, maxMessages - records),
+    );
     if (messages.length === 0) {
       emptyPolls++;
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -426,13 +445,19 @@ async function meterProcessor(
   receiver: ReceiverVariant,
   events: number,
   memoryMb: number,
+  /**
+   * Messages on the queue (more than `events` when copies are queued too); copies are drained one
+   * message per batch, so a copy meets its event DONE rather than busy in the same batch.
+   */
+  messages = events,
 ): Promise<{ perEvent: UnitsPerEvent; setup: ProcessorSetup; meter: CapacityMeter }> {
   const meter = new CapacityMeter();
   const processor = await setup(meter);
   meter.take();
   const tallies: CapacityTally[] = [];
-  await drainThroughProcessor(receiver.sqs, receiver.queueUrl, processor.handler, events, memoryMb, {
+  await drainThroughProcessor(receiver.sqs, receiver.queueUrl, processor.handler, messages, memoryMb, {
     afterBatch: () => tallies.push(meter.take()),
+    ...(messages > events ? { batchSize: 1 } : {}),
   });
   return { perEvent: perEvent(tallies, events), setup: processor, meter };
 }
@@ -469,6 +494,15 @@ export async function measureCapacity(
   );
   const bare = await meterReceiver('bare', endpoints, events, memory.receiver);
   const uncounted = await meterReceiver('oursUncounted', endpoints, events, memory.receiver);
+  // Each event and its copy on the lean receiver's queue: our processor applies one, absorbs the other.
+  const lean = await meterReceiver('oursLean', endpoints, events, memory.receiver);
+  const leanProcessor = await meterProcessor(
+    (meter) => createOurProcessor(lean.variant, endpoints, { ...effects, meter }),
+    lean.variant,
+    events,
+    memory.processor,
+    2 * events,
+  );
 
   const oursNew = perEvent(ours.newTallies);
   const powertoolsNew = perEvent(powertools.newTallies);
@@ -479,9 +513,11 @@ export async function measureCapacity(
     maxItemBytes(powertools.variant.dynamo, powertoolsProcessor.setup.tables[0] ?? ''),
     maxItemBytes(powertools.variant.dynamo, powertoolsProcessor.setup.tables[1] ?? ''),
   ]);
-  for (const variant of [ours.variant, powertools.variant, bare.variant, uncounted.variant])
+  for (const variant of [ours.variant, powertools.variant, bare.variant, uncounted.variant, lean.variant])
     closeVariant(variant);
   oursProcessor.setup.close();
+  leanProcessor.setup.close();
+  const leanNew = perEvent(lean.newTallies);
   powertoolsProcessor.setup.close();
   return {
     ours: {
@@ -499,6 +535,17 @@ export async function measureCapacity(
     oursUncounted: {
       receiverNew: perEvent(uncounted.newTallies),
       receiverDuplicate: perEvent(uncounted.dupTallies),
+    },
+    oursLean: {
+      receiverNew: leanNew,
+      receiverDuplicate: perEvent(lean.dupTallies),
+      processorPerEvent: leanProcessor.perEvent,
+      pipelineNew: sum(leanNew, oursProcessor.perEvent),
+      copyInProcessor: {
+        write: round3(Math.max(0, leanProcessor.perEvent.write - oursProcessor.perEvent.write)),
+        read: round3(Math.max(0, leanProcessor.perEvent.read - oursProcessor.perEvent.read)),
+        operations: leanProcessor.perEvent.operations,
+      },
     },
     bare: { receiverNew: perEvent(bare.newTallies), receiverDuplicate: perEvent(bare.dupTallies) },
     maxItemBytes: {

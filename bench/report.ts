@@ -48,6 +48,7 @@ export function renderReport(results: BenchResults): string {
       [
         row('ours (createReceiverHandler)', r.ours),
         row('ours, countDuplicates: false', r.oursUncounted),
+        row('ours, + markEnqueued: false (dup = copy)', r.oursLean),
         row('bare I/O (PutItem + SendMessage)', r.bare),
         row('bare, our 3 requests (+ UpdateItem)', r.bareOurIo),
         row('powertools (makeIdempotent)', r.powertools),
@@ -64,6 +65,8 @@ export function renderReport(results: BenchResults): string {
           'oursOverPowertools',
           'uncountedOverBare',
           'uncountedOverPowertools',
+          'leanOverBare',
+          'leanOverPowertools',
         ] as const
       ).map((k) => [
         {
@@ -72,6 +75,8 @@ export function renderReport(results: BenchResults): string {
           oursOverPowertools: 'ours / powertools',
           uncountedOverBare: 'uncounted / bare',
           uncountedOverPowertools: 'uncounted / powertools',
+          leanOverBare: 'lean / bare',
+          leanOverPowertools: 'lean / powertools',
         }[k],
         x(r.ratios.newP50[k]),
         x(r.ratios.newP99[k]),
@@ -86,12 +91,13 @@ export function renderReport(results: BenchResults): string {
   out.push('', `DynamoDB capacity per event (write / read request units; n=${c.n} events each)`);
   out.push(
     table(
-      ['', 'ours', 'uncounted', 'powertools', 'bare'],
+      ['', 'ours', 'uncounted', 'lean', 'powertools', 'bare'],
       [
         [
           'receiver, new event',
           units(c.ours.receiverNew),
           units(c.oursUncounted.receiverNew),
+          units(c.oursLean.receiverNew),
           units(c.powertools.receiverNew),
           units(c.bare.receiverNew),
         ],
@@ -99,6 +105,7 @@ export function renderReport(results: BenchResults): string {
           'receiver, duplicate',
           units(c.ours.receiverDuplicate),
           units(c.oursUncounted.receiverDuplicate),
+          `${units(c.oursLean.receiverDuplicate)} (copy)`,
           units(c.powertools.receiverDuplicate),
           units(c.bare.receiverDuplicate),
         ],
@@ -106,10 +113,18 @@ export function renderReport(results: BenchResults): string {
           'processor, per event',
           units(c.ours.processorPerEvent),
           '(same)',
+          `(same) + ${units(c.oursLean.copyInProcessor)} per copy`,
           units(c.powertools.processorPerEvent),
           '-',
         ],
-        ['pipeline, new event', units(c.ours.pipelineNew), '(same)', units(c.powertools.pipelineNew), '-'],
+        [
+          'pipeline, new event',
+          units(c.ours.pipelineNew),
+          '(same)',
+          units(c.oursLean.pipelineNew),
+          units(c.powertools.pipelineNew),
+          '-',
+        ],
       ],
     ),
   );
@@ -267,11 +282,16 @@ export function renderReport(results: BenchResults): string {
         costRow('ours, 1M new events', cost.ours.newEvents),
         costRow('ours, 1M duplicates', cost.ours.duplicates),
         costRow('uncounted, 1M duplicates', cost.oursUncounted.duplicates),
+        costRow('lean, 1M new events', cost.oursLean.newEvents),
+        costRow('lean, 1M early copies', cost.oursLean.copies),
         costRow(`ours, 1M + ${results.settings.duplicates * 100}% dup`, cost.ours.withDuplicates),
         costRow('powertools, 1M new events', cost.powertools.newEvents),
         costRow('powertools, 1M duplicates', cost.powertools.duplicates),
       ],
     ),
+  );
+  out.push(
+    `markEnqueued: false saves on every new event and costs on every early copy (a duplicate that arrives before a processor took the event): break-even at ${cost.oursLean.breakEvenCopiesPerEvent} early copies per event`,
   );
 
   const large = results.largePayloads;

@@ -86,17 +86,17 @@ export function checkAims(
   const aims: Aim[] = [
     {
       aim: 'receiver p50 (new event) within 1.2x of the bare-I/O baseline',
-      measured: `${newP50.oursOverBare}x (${latency.ours.new.p50} ms vs ${latency.bare.new.p50} ms); against the same three requests without framework ${newP50.oursOverBareOurIo}x`,
+      measured: `${newP50.oursOverBare}x (${latency.ours.new.p50} ms vs ${latency.bare.new.p50} ms); against the same three requests without framework ${newP50.oursOverBareOurIo}x; with markEnqueued: false ${newP50.leanOverBare}x (${latency.oursLean.new.p50} ms)`,
       met: newP50.oursOverBare <= 1.2,
     },
     {
       aim: 'receiver p50 (new event) below the Powertools variant',
-      measured: `${latency.ours.new.p50} ms vs ${latency.powertools.new.p50} ms (${newP50.oursOverPowertools}x)`,
+      measured: `${latency.ours.new.p50} ms vs ${latency.powertools.new.p50} ms (${newP50.oursOverPowertools}x); with markEnqueued: false ${latency.oursLean.new.p50} ms (${newP50.leanOverPowertools}x)`,
       met: latency.ours.new.p50 < latency.powertools.new.p50,
     },
     {
       aim: 'one write unit per new event in the receiver',
-      measured: `${capacity.ours.receiverNew.write} WRU (${capacity.ours.receiverNew.operations.join(' + ')}); the floor (bare) is ${capacity.bare.receiverNew.write}`,
+      measured: `${capacity.ours.receiverNew.write} WRU (${capacity.ours.receiverNew.operations.join(' + ')}); with markEnqueued: false ${capacity.oursLean.receiverNew.write} WRU; the floor (bare) is ${capacity.bare.receiverNew.write}`,
       met: capacity.ours.receiverNew.write <= 1,
     },
     {
@@ -128,7 +128,7 @@ export function checkAims(
       },
       {
         aim: 'deployed cost per million new events at most $6.00 and below the Powertools variant',
-        measured: `$${ours} vs $${powertools}`,
+        measured: `$${ours} vs $${powertools}; with markEnqueued: false $${cost.oursLean.newEvents.totalDeployed} (break-even at ${cost.oursLean.breakEvenCopiesPerEvent} early copies per event)`,
         met: ours <= 6 && ours < powertools,
       },
       {
@@ -154,6 +154,8 @@ export function costInputsFrom(
 ): {
   ours: PipelineCostInputs;
   oursUncounted: PipelineCostInputs;
+  oursLean: PipelineCostInputs;
+  leanCopy: PipelineCostInputs;
   powertools: PipelineCostInputs;
 } {
   const { receiverLatencyMs: latency, processorMs, capacity, logBytes } = inProcess;
@@ -185,13 +187,30 @@ export function costInputsFrom(
     ...logs,
     ...archive,
   };
+  // Only the duplicate path differs (the same logs are assumed: the delivery line is the same).
+  const oursUncounted: PipelineCostInputs = {
+    ...ours,
+    receiverDuplicateMs: latency.billedMeanMs.oursUncounted.duplicate,
+    receiverDuplicateUnits: capacity.oursUncounted.receiverDuplicate,
+  };
   return {
     ours,
-    // Only the duplicate path differs (the same logs are assumed: the delivery line is the same).
-    oursUncounted: {
+    oursUncounted,
+    // The receiver's new path differs; its duplicates of a taken event are uncounted ones.
+    oursLean: {
+      ...oursUncounted,
+      receiverNewMs: latency.billedMeanMs.oursLean.new,
+      receiverNewUnits: capacity.oursLean.receiverNew,
+    },
+    // A copy goes through the pipeline like an event: the receiver's copy path, a queue message, a
+    // share of a processor batch (priced at a whole message's time: an upper bound, absorbing is
+    // shorter), its archive share, and what absorbing it writes.
+    leanCopy: {
       ...ours,
-      receiverDuplicateMs: latency.billedMeanMs.oursUncounted.duplicate,
-      receiverDuplicateUnits: capacity.oursUncounted.receiverDuplicate,
+      receiverNewMs: latency.billedMeanMs.oursLean.duplicate,
+      receiverNewUnits: capacity.oursLean.receiverDuplicate,
+      processorUnits: capacity.oursLean.copyInProcessor,
+      logBytesNew: logBytes.receiverDuplicate + logBytes.processorPerMessage,
     },
     powertools: {
       receiverNewMs: latency.billedMeanMs.powertools.new,

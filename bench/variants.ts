@@ -6,6 +6,9 @@
  *   metrics, the core, DynamoClaimStore, SqsEventQueue), silenced logs and metrics.
  * - `oursUncounted`: the same with its duplicate counter off (`COUNT_DUPLICATES=false`, the
  *   construct's `countDuplicates: false`): a duplicate is its failed conditional write alone.
+ * - `oursLean`: the counter off and no ENQUEUED mark (`MARK_ENQUEUED=false`, `markEnqueued: false`):
+ *   a new event is its claim write and its send. Its duplicates here arrive before any processor took
+ *   the event (nothing drains its queue while it is measured), so each sends a copy of its own.
  * - `bare`: the I/O floor of any idempotent receiver, no framework: one conditional PutItem keyed on the
  *   event id, then one SendMessage of the raw body. No signature check, no release on a failed send
  *   (an event is lost if SQS refuses it after the put): a floor, not a design.
@@ -76,8 +79,15 @@ import {
   sqsClient,
 } from './resources.js';
 
-export type VariantName = 'ours' | 'oursUncounted' | 'bare' | 'bareOurIo' | 'powertools';
-export const VARIANTS: readonly VariantName[] = ['ours', 'oursUncounted', 'bare', 'bareOurIo', 'powertools'];
+export type VariantName = 'ours' | 'oursUncounted' | 'oursLean' | 'bare' | 'bareOurIo' | 'powertools';
+export const VARIANTS: readonly VariantName[] = [
+  'ours',
+  'oursUncounted',
+  'oursLean',
+  'bare',
+  'bareOurIo',
+  'powertools',
+];
 
 export interface ReceiverVariant {
   readonly name: VariantName;
@@ -125,13 +135,16 @@ export async function createReceiverVariant(
   const logLevel = options.logLevel ?? 'SILENT';
   switch (name) {
     case 'ours':
-    case 'oursUncounted': {
+    case 'oursUncounted':
+    case 'oursLean': {
       const tableName = await createClaimsTable(dynamo);
       const settings = loadReceiverSettings({
         CLAIMS_TABLE_NAME: tableName,
         EVENT_QUEUE_URL: queueUrl,
         // The same receiver with its duplicate counter off (the construct's countDuplicates: false).
         ...(name === 'oursUncounted' ? { COUNT_DUPLICATES: 'false' } : {}),
+        // And without the ENQUEUED mark (markEnqueued: false).
+        ...(name === 'oursLean' ? { COUNT_DUPLICATES: 'false', MARK_ENQUEUED: 'false' } : {}),
       });
       const handler = createReceiverHandler({
         deps: () => ({

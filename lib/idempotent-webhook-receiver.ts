@@ -192,6 +192,16 @@ export interface IdempotentWebhookReceiverProps {
    */
   readonly countDuplicates?: boolean;
   /**
+   * Whether the receiver marks each claim ENQUEUED once its event is sent: a third sequential
+   * request and 1 WRU per new event. `false`: a new event is its claim write and its send; the claim
+   * stays RECEIVED (flagged `unmarked`) until a processor takes it, and a duplicate arriving in that
+   * window sends a copy of its own (one more message, which the processor absorbs) instead of waiting
+   * for the mark. Cheaper below about one concurrent copy per event; the sweeper gives such a claim
+   * `stuckEnqueuedAfter` before it calls it stuck (docs/performance.md, "The ENQUEUED mark").
+   * @default true
+   */
+  readonly markEnqueued?: boolean;
+  /**
    * How often the sweeper looks for claims stuck in RECEIVED, ENQUEUED or PROCESSING (whole minutes,
    * 1 to 60). Each run queries the index of unfinished claims once per shard (32 queries, about 16
    * read units when nothing is due).
@@ -232,6 +242,7 @@ export const RECEIVER_DEFAULTS = {
   lease: Duration.seconds(receiverSettings.DEFAULTS.leaseSeconds),
   claimCheckThresholdBytes: receiverSettings.DEFAULTS.claimCheckThresholdBytes,
   countDuplicates: receiverSettings.DEFAULTS.countDuplicates,
+  markEnqueued: receiverSettings.DEFAULTS.markEnqueued,
 } as const;
 
 export const PROCESSOR_DEFAULTS = {
@@ -362,6 +373,7 @@ export class IdempotentWebhookReceiver extends Construct {
       archiveBucket: archive.bucket,
       claimCheckThresholdBytes: props.claimCheckThresholdBytes ?? RECEIVER_DEFAULTS.claimCheckThresholdBytes,
       countDuplicates: props.countDuplicates ?? RECEIVER_DEFAULTS.countDuplicates,
+      markEnqueued: props.markEnqueued ?? RECEIVER_DEFAULTS.markEnqueued,
       throttlingRateLimit: props.throttlingRateLimit ?? THROTTLING_DEFAULTS.rateLimit,
       throttlingBurstLimit: props.throttlingBurstLimit ?? THROTTLING_DEFAULTS.burstLimit,
       ...(props.receiverReservedConcurrency === undefined

@@ -22,7 +22,9 @@ cannot send again by itself. For each: key, status, provider, event id, when it 
 and why. What to do, by status:
 
   RECEIVED    never queued, body not stored: only a provider retry brings it back (Stripe and
-              Shopify retry on their own; GitHub: redeliver from the webhook's Recent Deliveries)
+              Shopify retry on their own; GitHub: redeliver from the webhook's Recent Deliveries).
+              With markEnqueued: false (the reason says "sent without an ENQUEUED mark") it may
+              have been queued: do as for ENQUEUED, then as above
   ENQUEUED    queued, never processed: look in the DLQ (webhooks dlq list) and redrive it; a
               backlog older than stuckEnqueuedAfter also lands here and clears as it drains
   PROCESSING  the last attempt died (timed out) and the message is in the DLQ: redrive it

@@ -240,6 +240,7 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
     eventType: event.eventType,
     ...(event.objectId === undefined ? {} : { objectId: event.objectId }),
     expiresAt,
+    ...(deps.settings.markEnqueued ? {} : { unmarked: true }),
   };
   return claimAndEnqueue(claim, outgoing, { ...ids, key }, deps);
 }
@@ -302,7 +303,7 @@ const VERIFY_MESSAGES: Record<string, string> = {
 type Ids = Pick<DeliveryResult, 'provider' | 'eventId' | 'eventType' | 'key'>;
 
 /** What a delivery does about a live claim it did not create. */
-type Decision = 'duplicate' | 'take-over' | 'wait';
+type Decision = 'duplicate' | 'take-over' | 'wait' | 'send-copy';
 
 /**
  * ENQUEUED, PROCESSING and DONE claims have their event safely on the queue or applied: a duplicate
@@ -310,6 +311,11 @@ type Decision = 'duplicate' | 'take-over' | 'wait';
  * if it dies, SQS makes the message visible again.) A RECEIVED claim whose lease is live belongs to a
  * delivery still enqueueing: wait for it. A RECEIVED claim whose lease ran out (its receiver died or
  * released it after a failed send) and a FAILED claim are taken over and enqueued again.
+ *
+ * An `unmarked` RECEIVED claim (`markEnqueued: false`) never gets its ENQUEUED mark, so there is
+ * nothing to wait for and no way to know whether its holder's send went through: the duplicate
+ * sends a copy of its own (no claim write) and answers 200 only once that copy is queued. The
+ * processor takes the first copy and finds the claim busy or DONE for the others.
  */
 export function decide(claim: ClaimRecord, nowMs: number): Decision {
   switch (claim.status) {
@@ -320,6 +326,7 @@ export function decide(claim: ClaimRecord, nowMs: number): Decision {
     case ClaimStatus.Failed:
       return 'take-over';
     case ClaimStatus.Received:
+      if (claim.unmarked === true) return 'send-copy';
       return isLeaseLive(claim, nowMs) ? 'wait' : 'take-over';
     default:
       // An unknown status written by a newer version: never answer for it blindly.
@@ -369,6 +376,7 @@ async function claimAndEnqueue(
 
     const now = clock();
     const decision = decide(current, now);
+    if (decision === 'send-copy') return sendCopy(claim.pk, current, outgoing, ids, counts, deps);
     if (decision === 'duplicate') {
       return {
         statusCode: 200,
@@ -386,6 +394,7 @@ async function claimAndEnqueue(
         { status: current.status, leaseToken: current.leaseToken },
         lease,
         clock(),
+        { unmarked: !settings.markEnqueued },
       );
       if (taken) {
         const held = { lease, firstSeenAt: taken.firstSeenAt };
@@ -452,19 +461,12 @@ async function enqueueAsHolder(
   const clock = deps.clock ?? Date.now;
   const { lease } = held;
   let messageId: string | undefined;
-  let archiveKey: string | undefined;
+  const stored: { archiveKey?: string } = {};
   try {
     deps.faultPoint?.('receiver.afterClaim', ids.eventId ?? '');
-    let messageBody: string;
-    if (outgoing.kind === 'inline') messageBody = outgoing.body;
-    else {
-      if (!deps.archive) throw new Error('a claim check needs the archive bucket');
-      archiveKey = await deps.archive.put(outgoing.message, held.firstSeenAt, clock());
-      deps.faultPoint?.('receiver.afterPayloadStored', ids.eventId ?? '');
-      messageBody = JSON.stringify(claimCheckOf(outgoing.message, archiveKey, outgoing.bodyBytes));
-    }
-    ({ messageId } = await deps.queue.send(messageBody));
+    ({ messageId } = await sendEvent(outgoing, held.firstSeenAt, ids, stored, deps));
   } catch (error) {
+    const { archiveKey } = stored;
     // Not queued: give the claim back so the provider's retry is not mistaken for a duplicate.
     let released = false;
     try {
@@ -494,7 +496,86 @@ async function enqueueAsHolder(
     });
   }
 
-  // The event is durably queued: whatever happens to the mark below, the answer is 200.
+  // The event is durably queued: whatever happens to the mark below, the answer is 200. Without
+  // marks the claim stays RECEIVED (`unmarked`) until a processor takes it.
+  if (deps.settings.markEnqueued) await markQueued(pk, lease, messageId, stored.archiveKey, deps);
+  return {
+    statusCode: 200,
+    outcome: 'accepted',
+    message: tookOver ? 'Accepted (an earlier delivery had not completed).' : 'Accepted.',
+    ...ids,
+    ...(deliveries === undefined ? {} : { deliveries }),
+    enqueued: 1,
+    tookOver,
+  };
+}
+
+/**
+ * Sends the event: a claim check writes the archive object first (recorded in `stored`) and sends the
+ * pointer only once the object is durable. The object's key follows from the claim, so every sender
+ * of one event writes the same object with the same content.
+ */
+async function sendEvent(
+  outgoing: Outgoing,
+  firstSeenAt: string,
+  ids: Ids,
+  stored: { archiveKey?: string },
+  deps: ReceiverDeps,
+): Promise<{ messageId?: string }> {
+  const clock = deps.clock ?? Date.now;
+  if (outgoing.kind === 'inline') return deps.queue.send(outgoing.body);
+  if (!deps.archive) throw new Error('a claim check needs the archive bucket');
+  const archiveKey = await deps.archive.put(outgoing.message, firstSeenAt, clock());
+  stored.archiveKey = archiveKey;
+  deps.faultPoint?.('receiver.afterPayloadStored', ids.eventId ?? '');
+  return deps.queue.send(JSON.stringify(claimCheckOf(outgoing.message, archiveKey, outgoing.bodyBytes)));
+}
+
+/**
+ * A duplicate of an `unmarked` RECEIVED claim: its holder may not have sent yet, or may have failed
+ * to. Send a copy (the processor absorbs the extra one) and answer 200 once it is queued; a failed
+ * send answers 500 so the provider retries. The claim is not written: it is not this delivery's.
+ */
+async function sendCopy(
+  pk: string,
+  current: ClaimRecord,
+  outgoing: Outgoing,
+  ids: Ids,
+  counts: (deliveries: number) => { deliveries?: number },
+  deps: ReceiverDeps,
+): Promise<DeliveryResult> {
+  try {
+    await sendEvent(outgoing, current.firstSeenAt, ids, {}, deps);
+  } catch (error) {
+    deps.log.error('could not send a copy of an unmarked claim; answering 500 so the provider retries', {
+      key: pk,
+      error: errorSummary(error),
+    });
+    return reject(500, 'enqueue_failed', 'The event could not be queued; please retry.', {
+      ...ids,
+      ...counts(current.deliveries),
+    });
+  }
+  return {
+    statusCode: 200,
+    outcome: 'duplicate',
+    message:
+      'Already received (RECEIVED, not yet taken by a processor); a copy was queued, which the processor absorbs.',
+    ...ids,
+    ...counts(current.deliveries),
+    enqueued: 1,
+  };
+}
+
+/** RECEIVED -> ENQUEUED by the holder. Its failure changes nothing about the answer: the event is queued. */
+async function markQueued(
+  pk: string,
+  lease: Lease,
+  messageId: string | undefined,
+  archiveKey: string | undefined,
+  deps: ReceiverDeps,
+): Promise<void> {
+  const clock = deps.clock ?? Date.now;
   try {
     const marked = await deps.store.markEnqueued(pk, lease.token, messageId, clock(), archiveKey);
     if (!marked) {
@@ -514,13 +595,4 @@ async function enqueueAsHolder(
       },
     );
   }
-  return {
-    statusCode: 200,
-    outcome: 'accepted',
-    message: tookOver ? 'Accepted (an earlier delivery had not completed).' : 'Accepted.',
-    ...ids,
-    ...(deliveries === undefined ? {} : { deliveries }),
-    enqueued: 1,
-    tookOver,
-  };
 }

@@ -66,6 +66,7 @@ export const DEFAULTS = {
   claimCheckThresholdBytes: CLAIM_CHECK_THRESHOLD_DEFAULT_BYTES,
   claimRetentionSeconds: CLAIM_RETENTION_DEFAULT_SECONDS,
   countDuplicates: true,
+  markEnqueued: true,
 } as const;
 
 /** @deprecated the same object as {@link DEFAULTS}, under its former name. */
@@ -88,6 +89,13 @@ const RECEIVER = defineSettings({
    * conditional write alone and is counted by the `Duplicate` metric only.
    */
   countDuplicates: toggle('COUNT_DUPLICATES', DEFAULTS.countDuplicates),
+  /**
+   * Whether the receiver marks a claim ENQUEUED after its send (a third sequential request, 1 WRU).
+   * Off, a new event is its claim write and its send; the claim stays RECEIVED (flagged `unmarked`)
+   * until a processor takes it, and a duplicate that finds it so sends a copy of its own, which the
+   * processor absorbs (docs/performance.md, "The ENQUEUED mark").
+   */
+  markEnqueued: toggle('MARK_ENQUEUED', DEFAULTS.markEnqueued),
   /**
    * Largest raw body accepted. The default is Lambda's invocation limit: every body API Gateway can
    * hand the function is accepted (docs/rules.md, "Payload size").

@@ -68,6 +68,12 @@ export interface ClaimRecord {
   /** S3 key of the payload archive object (bucket: the stack's archive bucket). */
   readonly archiveKey?: string;
   /**
+   * Written by a receiver that does not mark claims ENQUEUED (`markEnqueued: false`): this RECEIVED
+   * claim's event was sent (or is being sent) with no mark to follow. A duplicate sends a copy of its
+   * own; the sweeper waits the ENQUEUED staleness before calling it stuck. Removed by a release.
+   */
+  readonly unmarked?: boolean;
+  /**
    * Set by a forced replay (`webhooks replay --force`): plan the event again, keeping the step
    * markers, so effects already done are not run again. Removed by the state step.
    */
@@ -104,6 +110,8 @@ export interface NewClaim {
   readonly eventType: string;
   readonly objectId?: string;
   readonly expiresAt: number;
+  /** The receiver will not mark this claim ENQUEUED (see {@link ClaimRecord.unmarked}). */
+  readonly unmarked?: boolean;
 }
 
 export interface Lease {
@@ -137,6 +145,7 @@ export interface ClaimStore {
     expected: TakeOverExpectation,
     lease: Lease,
     nowMs: number,
+    options?: TakeOverOptions,
   ): Promise<ClaimRecord | undefined>;
   /**
    * RECEIVED -> ENQUEUED, only for the holder of `leaseToken`. False when the caller no longer holds
@@ -151,9 +160,15 @@ export interface ClaimStore {
   ): Promise<boolean>;
   /**
    * Gives a RECEIVED claim back after a failed enqueue: the lease ends now so the next delivery takes it
-   * over. Only for the holder of `leaseToken`. False when the caller no longer holds it.
+   * over, and the `unmarked` flag goes (nothing was queued). Only for the holder of `leaseToken`.
+   * False when the caller no longer holds it.
    */
   releaseClaim(pk: string, leaseToken: string, reason: string, nowMs: number): Promise<boolean>;
+}
+
+export interface TakeOverOptions {
+  /** The new holder will not mark the claim ENQUEUED: flag it `unmarked` (else the flag is removed). */
+  readonly unmarked?: boolean;
 }
 
 export interface TakeOverExpectation {

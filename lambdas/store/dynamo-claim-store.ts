@@ -16,6 +16,7 @@ import {
   type NewClaim,
   newClaimRecord,
   type TakeOverExpectation,
+  type TakeOverOptions,
 } from './claim.js';
 import { ClaimsTable, epochSeconds, isoTime as iso } from './claims-table.js';
 import { writeNewClaim } from './new-claim.js';
@@ -62,14 +63,15 @@ export class DynamoClaimStore extends ClaimsTable implements ClaimStore {
     expected: TakeOverExpectation,
     lease: Lease,
     nowMs: number,
+    options: TakeOverOptions = {},
   ): Promise<ClaimRecord | undefined> {
+    const unmarked = options.unmarked === true;
     const tokenCondition =
       expected.leaseToken === undefined ? 'attribute_not_exists(leaseToken)' : 'leaseToken = :oldToken';
     return this.updateReturning({
       Key: { pk },
       // Back in the index of unfinished claims (a FAILED claim had left it), out of any stuck report.
-      UpdateExpression:
-        'SET #status = :received, leaseToken = :token, leaseExpiresAt = :leaseUntil, leaseOwner = :owner, sweepShard = :shard, sweepAt = :leaseUntil REMOVE stuckAt, stuckReason, sweepResend',
+      UpdateExpression: `SET #status = :received, leaseToken = :token, leaseExpiresAt = :leaseUntil, leaseOwner = :owner, sweepShard = :shard, sweepAt = :leaseUntil${unmarked ? ', unmarked = :true' : ''} REMOVE stuckAt, stuckReason, sweepResend${unmarked ? '' : ', unmarked'}`,
       // A live lease is never taken, whatever the caller saw: the lease check is in the condition.
       ConditionExpression: `${LIVE} AND #status = :expected AND ${tokenCondition} AND (attribute_not_exists(leaseExpiresAt) OR leaseExpiresAt <= :nowMs)`,
       ExpressionAttributeNames: { '#status': 'status' },
@@ -83,6 +85,7 @@ export class DynamoClaimStore extends ClaimsTable implements ClaimStore {
         ':nowS': epochSeconds(nowMs),
         ':nowMs': nowMs,
         ...(expected.leaseToken === undefined ? {} : { ':oldToken': expected.leaseToken }),
+        ...(unmarked ? { ':true': true } : {}),
       },
     });
   }
@@ -120,8 +123,9 @@ export class DynamoClaimStore extends ClaimsTable implements ClaimStore {
   async releaseClaim(pk: string, leaseToken: string, reason: string, nowMs: number): Promise<boolean> {
     const updated = await this.updateReturning({
       Key: { pk },
-      // The lease ends now: the next delivery of the key takes the claim over and enqueues.
-      UpdateExpression: 'SET leaseExpiresAt = :nowMs, lastError = :reason',
+      // The lease ends now: the next delivery of the key takes the claim over and enqueues. Nothing
+      // was queued, so the claim is no longer `unmarked` (a duplicate must take it, not copy it).
+      UpdateExpression: 'SET leaseExpiresAt = :nowMs, lastError = :reason REMOVE unmarked',
       ConditionExpression: 'leaseToken = :token AND #status = :received',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {

@@ -5,8 +5,8 @@
  * Each run reads only the unfinished claims that are due (the sparse index), and for each one:
  * - DONE, FAILED, or gone: skipped (the index lags the table by a moment); expired: taken out of it;
  * - held by a live lease, or not stale yet: looked at again when it would be;
- * - stale (RECEIVED whose receiver lease ran out, ENQUEUED that no processor took, PROCESSING whose
- *   lease ran out with no redelivery): put back to ENQUEUED and its event sent again, when the event's
+ * - stale (RECEIVED whose receiver lease ran out, ENQUEUED or `unmarked` RECEIVED that no processor
+ *   took, PROCESSING whose lease ran out with no redelivery): put back to ENQUEUED and its event sent again, when the event's
  *   body is stored (a claim check, or the processor's archive); otherwise reported stuck.
  * Every write is fenced on the claim as read (./../store/sweep-store.ts): a receiver, a processor or
  * another run that moved the claim in between wins, and the sweeper leaves it. A re-sent event that
@@ -95,7 +95,11 @@ export function judge(
   let staleAt: number;
   switch (claim.status) {
     case ClaimStatus.Received:
-      staleAt = (claim.leaseExpiresAt ?? claim.sweepAt) + settings.receivedGraceMs;
+      // An `unmarked` claim (markEnqueued: false) was queued with no mark to follow: it may wait
+      // behind a backlog like an ENQUEUED one, so it gets the same staleness.
+      staleAt =
+        (claim.leaseExpiresAt ?? claim.sweepAt) +
+        (claim.unmarked === true ? settings.enqueuedStaleMs : settings.receivedGraceMs);
       break;
     case ClaimStatus.Processing:
       staleAt = (claim.leaseExpiresAt ?? claim.sweepAt) + settings.processingGraceMs;
@@ -125,6 +129,8 @@ export function stuckReason(claim: ClaimRecord, cause: 'no-body' | 'requeue-limi
     return `The sweeper sent this event again ${claim.sweeps ?? 0} times and it is still ${claim.status}: look at the processor's logs and the DLQ.${last}`;
   switch (claim.status) {
     case ClaimStatus.Received:
+      if (claim.unmarked === true)
+        return `Accepted at ${claim.firstSeenAt} and sent without an ENQUEUED mark (markEnqueued: false), and no processor has taken it since; the body is only in the queue message, which may still be behind a backlog, may be gone (check the DLQ), or was never sent if the receiver stopped first: a provider retry sends it again.${last}`;
       return `Accepted but never queued (the receiver stopped or its send failed), and the body was not stored (it was small enough to travel in the queue message): only a provider retry can bring it back.${last}`;
     case ClaimStatus.Enqueued:
       return `Queued at ${claim.enqueuedAt ?? '?'} and no processor has taken it since; the body is only in the queue message, which may still be behind a backlog or may be gone (check the DLQ).${last}`;

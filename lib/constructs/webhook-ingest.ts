@@ -48,6 +48,8 @@ export interface WebhookIngestProps {
   readonly claimCheckThresholdBytes: number;
   /** Whether a duplicate adds itself to its claim's `deliveries` (lambdas/receiver/settings.ts). */
   readonly countDuplicates: boolean;
+  /** Whether the receiver marks a claim ENQUEUED after its send (lambdas/receiver/settings.ts). */
+  readonly markEnqueued: boolean;
   readonly throttlingRateLimit: number;
   readonly throttlingBurstLimit: number;
   /** Concurrency reserved for (and capping) the receiver. @default none (the unreserved pool) */
@@ -97,6 +99,7 @@ export class WebhookIngest extends Construct {
           archiveBucket: props.archiveBucket.bucketName,
           claimCheckThresholdBytes: props.claimCheckThresholdBytes,
           countDuplicates: props.countDuplicates,
+          markEnqueued: props.markEnqueued,
           // Checked at synth time by providerSettingsJson (./provider-settings.ts).
           providers: JSON.parse(props.providerSettingsJson) as receiverSettings.ProviderSettingsOverrides,
           // ARNs only: the values are read at run time (lambdas/shared/secrets-manager.ts).

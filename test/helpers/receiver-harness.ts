@@ -92,6 +92,7 @@ export async function createReceiverHarness(
     duplicateWaitMs: RECEIVER_DEFAULTS.duplicateWaitMs,
     duplicatePollMs: 20,
     countDuplicates: RECEIVER_DEFAULTS.countDuplicates,
+    markEnqueued: RECEIVER_DEFAULTS.markEnqueued,
     maxBodyBytes: RECEIVER_DEFAULTS.maxBodyBytes,
     claimCheckThresholdBytes: RECEIVER_DEFAULTS.claimCheckThresholdBytes,
     archiveBucket,

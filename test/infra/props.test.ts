@@ -88,6 +88,7 @@ describe('IdempotentWebhookReceiver with non-default props', () => {
         alarmNamePrefix: 'shop',
         claimCheckThresholdBytes: 262_144,
         countDuplicates: false,
+        markEnqueued: false,
       },
       effectUrls: { ledger: 'https://ledger.example.com', mailer: 'https://mailer.example.com' },
     });
@@ -113,6 +114,14 @@ describe('IdempotentWebhookReceiver with non-default props', () => {
     expect(
       environmentOf(defaults.template, defaults.logicalId(defaults.stack.webhooks.receiverFunction)),
     ).not.toHaveProperty('COUNT_DUPLICATES');
+  });
+
+  it('drops the ENQUEUED mark with markEnqueued: false (MARK_ENQUEUED), marking by default', () => {
+    expect(receiverEnv().MARK_ENQUEUED).toBe('false');
+    const defaults = synthesize();
+    expect(
+      environmentOf(defaults.template, defaults.logicalId(defaults.stack.webhooks.receiverFunction)),
+    ).not.toHaveProperty('MARK_ENQUEUED');
   });
 
   it('applies the stage throttling props', () => {

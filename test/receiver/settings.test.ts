@@ -168,6 +168,17 @@ describe('receiver settings: one schema for the handler, the construct and the l
     );
   });
 
+  it('marks claims ENQUEUED unless MARK_ENQUEUED is false, and refuses any other value', () => {
+    expect(receiverSettings.load(base).markEnqueued).toBe(true);
+    expect(receiverSettings.load({ ...base, MARK_ENQUEUED: 'false' }).markEnqueued).toBe(false);
+    expect(() => receiverSettings.load({ ...base, MARK_ENQUEUED: '0' })).toThrow(
+      /environment variable MARK_ENQUEUED must be true or false, got "0"/,
+    );
+    expect(receiverSettings.toEnvironment({ ...receiverSettings.load(base) })).not.toHaveProperty(
+      'MARK_ENQUEUED',
+    );
+  });
+
   it('reads back exactly what toEnvironment writes', () => {
     const settings: receiverSettings.ReceiverSettings = {
       claimsTableName: 'claims',
@@ -176,6 +187,7 @@ describe('receiver settings: one schema for the handler, the construct and the l
       duplicateWaitMs: 3_000,
       duplicatePollMs: 25,
       countDuplicates: false,
+      markEnqueued: false,
       maxBodyBytes: 1_000_000,
       claimRetentionSeconds: 20 * DAY,
       claimCheckThresholdBytes: 262_144,
