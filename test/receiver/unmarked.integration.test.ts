@@ -6,12 +6,14 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { paymentRowKey } from '../../examples/payments/appliers/stripe.js';
+import { isClaimCheck } from '../../lambdas/queue/event-message.js';
 import type { ReceiverDeps } from '../../lambdas/receiver/core.js';
 import { type ClaimRecord, ClaimStatus } from '../../lambdas/store/claim.js';
 import { judge, stuckReason } from '../../lambdas/sweeper/core.js';
+import { sampleDelivery } from '../../local/samples.js';
 import { stripePaymentIntentEvent } from '../helpers/events.js';
 import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline-harness.js';
-import { stripeHeaders } from '../helpers/signing.js';
+import { githubHeaders, stripeHeaders, TEST_SECRETS } from '../helpers/signing.js';
 
 let h: PipelineHarness;
 afterEach(async () => {
@@ -92,6 +94,26 @@ describe('receiver with markEnqueued: false', () => {
     expect(late).toMatchObject({ statusCode: 200, outcome: 'duplicate', enqueued: 0 });
     expect(await h.receiver.depth()).toBe(0);
   }, 45_000);
+
+  it('sends a claim-checked copy pointing at the same archive object as the first delivery', async () => {
+    h = await createPipelineHarness();
+    const delivery = 'unmarked-large-push';
+    const { body } = sampleDelivery('github', {
+      secret: TEST_SECRETS.github,
+      eventId: delivery,
+      bytes: 500_000,
+    });
+    const headers = await githubHeaders(body, { delivery });
+    const first = await h.receiver.deliver('github', body, headers, unmarked());
+    const copy = await h.receiver.deliver('github', body, headers, unmarked());
+    expect(first).toMatchObject({ statusCode: 200, outcome: 'accepted' });
+    expect(copy).toMatchObject({ statusCode: 200, outcome: 'duplicate', enqueued: 1 });
+    const messages = await h.receiver.drain();
+    expect(messages).toHaveLength(2);
+    const keys = messages.map((m) => (isClaimCheck(m) ? m.payloadKey : 'inline'));
+    expect(keys[0]).not.toBe('inline');
+    expect(keys[1]).toBe(keys[0]);
+  });
 
   it('answers 500 when a copy cannot be sent, and leaves the claim as it was', async () => {
     h = await createPipelineHarness();
