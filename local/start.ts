@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { HMAC_PROVIDERS_ENV, readHmacProviderConfigs } from '../lambdas/providers/configured.js';
+import { isPortFree } from './emulators.js';
 import { loadLocalStartSettings } from './settings.js';
 import { handleShutdown } from './shutdown.js';
 
@@ -30,6 +31,9 @@ function synthesize(outdir: string): void {
   }
 }
 
+/** PORT, once read: a listen error on it is answered in one line. */
+let requestedPort: number | undefined;
+
 async function main(): Promise<void> {
   // Checked before anything loads the provider registry (./stack.ts does), so a bad config is one
   // line naming the variable and the field, not a stack trace.
@@ -43,7 +47,10 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const persist = args.includes('--persist');
   const { port, cdkOut: outdir, outputsFile, skipSynth } = loadLocalStartSettings();
+  requestedPort = port;
   rmSync(outputsFile, { force: true });
+  // Before the synth, so a taken port is a one-line answer in a second, not after 15 s of bundling.
+  if (port !== 0 && !(await isPortFree(port))) failPortInUse(port);
   if (!skipSynth) synthesize(outdir);
 
   let dataDirectory: string | undefined;
@@ -81,7 +88,18 @@ async function main(): Promise<void> {
   console.log(`ready: ${stack.stackName} is running locally on ${stack.baseUrl} (Ctrl-C to stop)`);
 }
 
+function failPortInUse(port: number): never {
+  console.error(
+    `npm start: port ${port} on 127.0.0.1 is in use (PORT). Stop what holds it, or pick another: ` +
+      `PORT=${port === 65_535 ? port - 1 : port + 1} npm start`,
+  );
+  process.exit(1);
+}
+
 main().catch((error) => {
+  const { code, port } = error as { code?: string; port?: number };
+  // Taken between the check before the synth and the listen.
+  if (code === 'EADDRINUSE' && port !== undefined && port === requestedPort) failPortInUse(port);
   console.error(`npm start failed: ${(error as Error)?.stack ?? String(error)}`);
   process.exit(1);
 });

@@ -9,7 +9,6 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BUILT_IN_PROVIDERS } from '../../lambdas/providers/index.js';
-import { freePort } from '../../local/emulators.js';
 import { TEST_SECRETS } from './signing.js';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
@@ -48,7 +47,9 @@ export async function startLocalStackProcess(
   let log = '';
   const child: ChildProcess = spawn('npm', ['start'], {
     cwd: REPO_ROOT,
-    env: { ...env, PORT: String(await freePort()) },
+    // Port 0: the stack binds whatever the kernel gives it and writes the URLs it got to the outputs
+    // file. A port chosen here would sit unbound through the synth, free for anyone to take.
+    env: { ...env, PORT: '0' },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
