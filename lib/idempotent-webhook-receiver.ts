@@ -23,6 +23,7 @@ import { PROCESSOR_DEFAULTS as PROCESSOR_RUNTIME_DEFAULTS } from '../lambdas/pro
 import { writeHmacProviderConfigs } from '../lambdas/providers/configured.js';
 import { type HmacProviderConfig, HmacProviderConfigError } from '../lambdas/providers/hmac.js';
 import {
+  type BuiltInProviderId,
   type ProviderRegistry,
   ProviderRegistryError,
   type ProviderTable,
@@ -30,6 +31,7 @@ import {
 } from '../lambdas/providers/index.js';
 import type { ProviderId } from '../lambdas/providers/types.js';
 import * as receiverSettings from '../lambdas/receiver/settings.js';
+import { checkPublicBaseUrl } from '../lambdas/shared/public-url.js';
 import { ruleBroken, type Setting } from '../lambdas/shared/settings.js';
 import * as sweeperSettings from '../lambdas/sweeper/settings.js';
 import { ClaimSweeper } from './constructs/claim-sweeper.js';
@@ -72,6 +74,14 @@ export interface IdempotentWebhookReceiverProps {
    * @default none
    */
   readonly hmacProviders?: readonly HmacProviderConfig[];
+  /**
+   * The built-in providers to serve, e.g. `['stripe', 'github']`: only these get a route, a secret
+   * ($0.40 a month each), alarms and outputs. A provider you do not use is then no open endpoint,
+   * and its secret ARN leaves room in the receiver's 4 KB environment (with hmacProviders at their
+   * 2 KB, about five built-in providers fit). Ids: `PROVIDER_IDS`.
+   * @default every built-in provider
+   */
+  readonly builtInProviders?: readonly BuiltInProviderId[];
   /**
    * Steady-state requests per second for the whole API (default stage). Sized for a provider's
    * retry storm or a flash sale rather than for average traffic: a throttled GitHub delivery is lost.
@@ -202,6 +212,15 @@ export interface IdempotentWebhookReceiverProps {
    */
   readonly markEnqueued?: boolean;
   /**
+   * The base URL providers deliver to, when a custom domain fronts the API
+   * (`https://hooks.example.com`, or with the base path a mapping adds). The webhook URLs (outputs
+   * and `webhookUrls`) become `<base>/webhooks/<provider>`, and it is the URL the receiver checks
+   * Square's and Twilio's signatures against, as those providers sign the URL they post to. Never
+   * taken from a request's Host header.
+   * @default the API's own endpoint (`https://<api>.execute-api.<region>.amazonaws.com`)
+   */
+  readonly publicBaseUrl?: string;
+  /**
    * How often the sweeper looks for claims stuck in RECEIVED, ENQUEUED or PROCESSING (whole minutes,
    * 1 to 60). Each run queries the index of unfinished claims once per shard (32 queries, about 16
    * read units when nothing is due).
@@ -296,7 +315,10 @@ export class IdempotentWebhookReceiver extends Construct {
   /** Every alarm, by definition id (`DuplicateRatioHigh-stripe`, `DeadLetterQueueNotEmpty`, ...). */
   public readonly alarms: Readonly<Record<string, cloudwatch.Alarm>>;
   public readonly dashboard: cloudwatch.Dashboard;
-  /** `https://.../webhooks/<provider>`, to paste into each provider's dashboard. */
+  /**
+   * `https://.../webhooks/<provider>`, to paste into each provider's dashboard. A built-in provider
+   * left out of `builtInProviders` has no entry (the type keeps every built-in key, as before that prop).
+   */
   public readonly webhookUrls: ProviderTable<string>;
   public readonly dashboardUrl: string;
 
@@ -374,6 +396,7 @@ export class IdempotentWebhookReceiver extends Construct {
       claimCheckThresholdBytes: props.claimCheckThresholdBytes ?? RECEIVER_DEFAULTS.claimCheckThresholdBytes,
       countDuplicates: props.countDuplicates ?? RECEIVER_DEFAULTS.countDuplicates,
       markEnqueued: props.markEnqueued ?? RECEIVER_DEFAULTS.markEnqueued,
+      ...(props.publicBaseUrl === undefined ? {} : { publicBaseUrl: props.publicBaseUrl }),
       throttlingRateLimit: props.throttlingRateLimit ?? THROTTLING_DEFAULTS.rateLimit,
       throttlingBurstLimit: props.throttlingBurstLimit ?? THROTTLING_DEFAULTS.burstLimit,
       ...(props.receiverReservedConcurrency === undefined
@@ -445,7 +468,7 @@ export class IdempotentWebhookReceiver extends Construct {
     this.alarms = alarms.alarms;
     this.dashboard = dashboard.dashboard;
     this.dashboardUrl = dashboard.url;
-    // Every registry holds the built-in providers: their entries are always there.
+    // The chosen built-in providers and the configured ones (all built-in ones unless `builtInProviders`).
     this.webhookUrls = Object.fromEntries(
       registry.PROVIDER_IDS.map((p) => [p, ingest.webhookUrl(p)]),
     ) as ProviderTable<string>;
@@ -506,6 +529,13 @@ function checkProps(values: {
     const { min, max } = receiverSettings.CLAIM_CHECK_THRESHOLD_RANGE;
     fail(`claimCheckThresholdBytes must be an integer from ${min} to ${max}`);
   }
+  if (props.publicBaseUrl !== undefined && !Token.isUnresolved(props.publicBaseUrl)) {
+    try {
+      checkPublicBaseUrl(props.publicBaseUrl);
+    } catch (error) {
+      fail((error as Error).message.replace('PUBLIC_BASE_URL', 'publicBaseUrl'));
+    }
+  }
   const interval = props.sweepInterval;
   if (interval !== undefined) {
     const minutes = interval.toSeconds() / 60;
@@ -535,10 +565,17 @@ function checkedRegistry(
 ): ProviderRegistry<string> {
   let registry: ProviderRegistry<string>;
   try {
-    registry = providerRegistry(hmacProviders);
+    registry = providerRegistry(hmacProviders, props.builtInProviders);
+    if (
+      props.builtInProviders !== undefined &&
+      new Set(props.builtInProviders).size !== props.builtInProviders.length
+    )
+      throw new IdempotentWebhookReceiverPropsError('builtInProviders: an id is listed twice');
     // The functions' environment gets them as JSON: its size is checked here, before any construct.
     writeHmacProviderConfigs(hmacProviders);
   } catch (error) {
+    if (error instanceof ProviderRegistryError && / is not a built-in provider /.test(error.message))
+      throw new IdempotentWebhookReceiverPropsError(`builtInProviders: ${error.message}`);
     if (error instanceof HmacProviderConfigError || error instanceof ProviderRegistryError)
       throw new IdempotentWebhookReceiverPropsError(`hmacProviders: ${error.message}`);
     throw error;
@@ -547,7 +584,7 @@ function checkedRegistry(
     if (!registry.isProviderId(id))
       throw new IdempotentWebhookReceiverPropsError(
         `providers: unknown provider ${JSON.stringify(id)}: the providers are ${registry.PROVIDER_IDS.join(', ')}` +
-          ' (add a provider by configuration with hmacProviders)',
+          ' (add a provider by configuration with hmacProviders, or a built-in one to builtInProviders)',
       );
   }
   return registry;

@@ -21,6 +21,8 @@ export interface SampleOptions {
   readonly nowSeconds?: number;
   /** Only for the provider's `dev.sizedTypes` (GitHub push): grow the body to exactly this many bytes. */
   readonly bytes?: number;
+  /** Where it will be posted: providers that sign the URL (Square) need it. */
+  readonly url?: string;
 }
 
 /** The sample delivery of `provider`, signed with `options.secret`. */
@@ -36,6 +38,9 @@ export function sampleDelivery(provider: ProviderId, options: SampleOptions): Sa
   });
   return {
     ...sample,
-    headers: { ...sample.headers, ...dev.sign(sample.body, options.secret, nowSeconds, sample.headers) },
+    headers: {
+      ...sample.headers,
+      ...dev.sign(sample.body, options.secret, nowSeconds, sample.headers, options.url),
+    },
   };
 }

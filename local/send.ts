@@ -192,6 +192,7 @@ export async function sendSample(args: SendArgs, options: SendOptions = {}): Pro
     ...(args.objectId ? { objectId: args.objectId } : {}),
     ...(args.bytes === undefined ? {} : { bytes: args.bytes }),
     secret,
+    url,
   });
   log(`${args.provider}: ${delivery.summary}`);
   log(`POST ${url}`);
@@ -206,6 +207,8 @@ export async function sendSample(args: SendArgs, options: SendOptions = {}): Pro
         {};
       try {
         parsed = JSON.parse(text) as typeof parsed;
+        // A provider's own answer (a handshake's challenge): printed as it came.
+        if (parsed.outcome === undefined && parsed.message === undefined) throw new Error('not ours');
         outcome = [
           // API Gateway's own answers (413 for size) carry only a message.
           parsed.outcome ?? (parsed.message && `(API Gateway) ${parsed.message}`),

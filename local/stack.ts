@@ -88,7 +88,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
   const maxReceiveOverride = knobs.maxReceiveCount;
 
   const stoppers: Array<() => Promise<void>> = [];
+  /** Stopped first, though started early: no request may reach a function that is stopping. */
+  let stopApi: (() => Promise<void>) | undefined;
   const stopAll = async () => {
+    if (stopApi) await stopApi().catch((error) => log(`stop failed: ${String(error)}`));
     for (const stop of stoppers.reverse())
       await stop().catch((error) => log(`stop failed: ${String(error)}`));
   };
@@ -109,12 +112,24 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
     const resources = new Map<string, LocalResource>();
     const resolver = new IntrinsicResolver(resources, stackName);
 
+    // The API listens first, so its URL (what Square and Twilio sign, PUBLIC_BASE_URL) is known when
+    // the functions start; its routes are filled in once they have.
+    const routes: HttpRoute[] = [];
+    const api = await startHttpApi({
+      routes,
+      port: options.port,
+      onError: (e) => log(`[api] ${String(e)}`),
+      // What API Gateway's access log would show for a request that never reached the receiver.
+      onRefused: (line) => log(`[api] ${JSON.stringify(line)}`),
+    });
+    stopApi = api.stop;
+
     // Stand-ins that need no server: what Ref/GetAtt return for them.
     for (const [id, resource] of Object.entries(template.Resources)) {
       if (resource.Type === 'AWS::SecretsManager::Secret') {
         resources.set(id, { ref: `arn:aws:secretsmanager:${LOCAL_REGION}:${LOCAL_ACCOUNT}:secret:${id}` });
       } else if (resource.Type === 'AWS::ApiGatewayV2::Api') {
-        resources.set(id, { ref: 'local' });
+        resources.set(id, { ref: 'local', attributes: { ApiEndpoint: LOCAL_API_HOST } });
       } else if (resource.Type === 'AWS::Lambda::Function') {
         resources.set(id, {
           ref: id,
@@ -157,9 +172,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
     const functions = new Map<string, LocalFunction>();
     for (const [id, resource] of resourcesOfType(template, 'AWS::Lambda::Function')) {
       const props = resource.Properties ?? {};
-      const variables = resolver.resolve(
-        (props.Environment as { Variables?: unknown } | undefined)?.Variables ?? {},
-      ) as Record<string, string>;
+      const variables = Object.fromEntries(
+        Object.entries(
+          resolver.resolve(
+            (props.Environment as { Variables?: unknown } | undefined)?.Variables ?? {},
+          ) as Record<string, string>,
+        ).map(([name, value]) => [name, localApiUrl(String(value), api.url)]),
+      );
       const environment = localEnvironment(variables, env, {
         dynamoEndpoint: dynamo.endpoint,
         sqsEndpoint: sqs.endpoint,
@@ -242,7 +261,6 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
     stoppers.push(stopSchedules);
 
     // The HTTP API's routes.
-    const routes: HttpRoute[] = [];
     for (const [, resource] of resourcesOfType(template, 'AWS::ApiGatewayV2::Route')) {
       const props = resource.Properties ?? {};
       const [method = 'ANY', path = '/'] = String(props.RouteKey).split(' ');
@@ -254,14 +272,6 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
       if (!fn) throw new Error(`route ${String(props.RouteKey)} targets no local function`);
       routes.push({ method, path, invoke: (event) => fn.invoke(event) });
     }
-    const api = await startHttpApi({
-      routes,
-      port: options.port,
-      onError: (e) => log(`[api] ${String(e)}`),
-      // What API Gateway's access log would show for a request that never reached the receiver.
-      onRefused: (line) => log(`[api] ${JSON.stringify(line)}`),
-    });
-    stoppers.push(api.stop);
 
     const outputs = localOutputs(template, resolver, api.url, {
       LocalDynamoDbEndpoint: dynamo.endpoint,
@@ -496,6 +506,14 @@ export function localEnvironment(
   };
 }
 
+/** What the API's URL resolves to locally (its Ref is `local`). */
+const LOCAL_API_HOST = `https://local.execute-api.${LOCAL_REGION}.amazonaws.com`;
+
+/** `value` with the API's deployed URL replaced by the local server's (`baseUrl`). */
+function localApiUrl(value: string, baseUrl: string): string {
+  return value.startsWith(LOCAL_API_HOST) ? baseUrl + value.slice(LOCAL_API_HOST.length) : value;
+}
+
 /** The stack's outputs, resolved to the local resources; API URLs point at the local server. */
 function localOutputs(
   template: CfnTemplate,
@@ -504,7 +522,6 @@ function localOutputs(
   extra: Record<string, string>,
 ): Record<string, string> {
   const outputs: Record<string, string> = {};
-  const apiHost = `https://local.execute-api.${LOCAL_REGION}.amazonaws.com`;
   for (const [name, output] of Object.entries(template.Outputs ?? {})) {
     let value: string;
     try {
@@ -512,7 +529,7 @@ function localOutputs(
     } catch {
       continue; // an output about something not emulated
     }
-    if (value.startsWith(apiHost)) value = baseUrl + value.slice(apiHost.length);
+    value = localApiUrl(value, baseUrl);
     if (value.startsWith('https://console.aws.amazon.com') || value.includes('.console.aws.amazon.com'))
       continue;
     outputs[name] = value;

@@ -6,7 +6,10 @@
  */
 import { asaasProvider } from './asaas.js';
 import { githubProvider } from './github.js';
+import { paddleProvider } from './paddle.js';
 import { shopifyProvider } from './shopify.js';
+import { slackProvider } from './slack.js';
+import { squareProvider } from './square.js';
 import { standardProvider } from './standard.js';
 import { stripeProvider } from './stripe.js';
 
@@ -16,6 +19,9 @@ export const BUILT_IN_PROVIDERS = [
   shopifyProvider,
   asaasProvider,
   standardProvider,
+  paddleProvider,
+  slackProvider,
+  squareProvider,
 ] as const;
 
 export type BuiltInProviderId = (typeof BUILT_IN_PROVIDERS)[number]['id'];

@@ -18,20 +18,41 @@ import type { Provider } from './types.js';
 export { BUILT_IN_PROVIDERS, type BuiltInProviderId } from './built-in.js';
 export { type ProviderRegistry, ProviderRegistryError, registry } from './registry.js';
 
-/** The built-in providers plus `extra` (configured ones): a registry, with their ids checked. */
-export function withProviders(extra: readonly Provider<string>[]): ProviderRegistry<string> {
+/**
+ * The built-in providers (all, or those `builtInIds` names, in registry order) plus `extra`
+ * (configured ones): a registry, with their ids checked. No configured provider may take a built-in
+ * id, chosen or not.
+ */
+export function withProviders(
+  extra: readonly Provider<string>[],
+  builtInIds?: readonly string[],
+): ProviderRegistry<string> {
   for (const provider of extra) {
     if (BUILT_IN_PROVIDERS.some((builtIn) => builtIn.id === provider.id))
       throw new ProviderRegistryError(
         `provider id ${provider.id} is a built-in provider's: give yours another id`,
       );
   }
-  return registry([...BUILT_IN_PROVIDERS, ...extra]);
+  const known: readonly string[] = BUILT_IN_PROVIDERS.map((provider) => provider.id);
+  for (const id of builtInIds ?? []) {
+    if (!known.includes(id))
+      throw new ProviderRegistryError(
+        `${JSON.stringify(id)} is not a built-in provider (they are ${known.join(', ')})`,
+      );
+  }
+  const builtIns =
+    builtInIds === undefined
+      ? BUILT_IN_PROVIDERS
+      : BUILT_IN_PROVIDERS.filter((provider) => builtInIds.includes(provider.id));
+  return registry([...builtIns, ...extra]);
 }
 
-/** The built-in providers plus those `configs` describe (the construct's `hmacProviders`). */
-export function providerRegistry(configs: readonly HmacProviderConfig[] = []): ProviderRegistry<string> {
-  return withProviders(configs.map(hmacProvider));
+/** The built-in providers (all, or `builtInIds`) plus those `configs` describe (the construct's `hmacProviders`). */
+export function providerRegistry(
+  configs: readonly HmacProviderConfig[] = [],
+  builtInIds?: readonly string[],
+): ProviderRegistry<string> {
+  return withProviders(configs.map(hmacProvider), builtInIds);
 }
 
 /**

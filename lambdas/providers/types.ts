@@ -21,6 +21,25 @@ export interface WebhookRequest {
   readonly headers: Readonly<Record<string, string | undefined>>;
   /** The exact bytes received (after undoing API Gateway's base64 transport encoding). */
   readonly rawBody: Buffer;
+  /**
+   * The URL the provider delivered to, as it sees it: the configured public base URL (never the
+   * Host header, which the sender chooses), the route's path and the query string as received. Set
+   * for every provider when a base URL is configured; a provider with `signsUrl` needs it.
+   */
+  readonly url?: string;
+}
+
+/**
+ * The answer to a delivery that checks the endpoint rather than reports an event (Slack's
+ * `url_verification`, Discord's PING): sent as is, after the signature checked out, and never
+ * claimed or queued.
+ */
+export interface HandshakeResponse {
+  /** What it was, for the log line and the `reason` metric dimension (`url_verification`, `ping`). */
+  readonly name: string;
+  readonly statusCode: number;
+  readonly contentType: string;
+  readonly body: string;
 }
 
 export type VerifyFailureReason =
@@ -28,7 +47,9 @@ export type VerifyFailureReason =
   | 'malformed_signature'
   | 'signature_mismatch'
   | 'timestamp_outside_tolerance'
-  | 'no_secret_configured';
+  | 'no_secret_configured'
+  /** The signature covers the public URL, and the receiver has none configured (`PUBLIC_BASE_URL`). */
+  | 'public_url_not_configured';
 
 export type VerifyResult =
   | { readonly ok: true }
@@ -157,13 +178,15 @@ export interface ProviderDev {
   sample(type: string, options: DevSampleOptions): DevSample;
   /**
    * The headers that authenticate `body` with `secret` at `nowSeconds`, to merge over the sample's
-   * own. `headers` are the unsigned ones (a scheme that signs an id reads it from there).
+   * own. `headers` are the unsigned ones (a scheme that signs an id reads it from there); `url` is
+   * where the delivery will be posted (a scheme that signs the URL needs it).
    */
   sign(
     body: string | Buffer,
     secret: string,
     nowSeconds: number,
     headers?: Readonly<Record<string, string>>,
+    url?: string,
   ): Record<string, string>;
 }
 
@@ -211,6 +234,16 @@ export interface Provider<Id extends string = ProviderId> {
    * with it, so an event the receiver accepted is one the processor can read. Never throws.
    */
   readPayload(request: WebhookRequest): Record<string, unknown> | undefined;
+  /**
+   * The answer to an authentic delivery that is a handshake or ping rather than an event; undefined
+   * for an event. Called after `verify`, before `extract`. Never throws.
+   */
+  handshake?(request: WebhookRequest): HandshakeResponse | undefined;
+  /**
+   * The signature covers the public URL (Square, Twilio): the receiver refuses to run the provider
+   * without a configured public base URL (`PUBLIC_BASE_URL`, the construct's `publicBaseUrl`).
+   */
+  readonly signsUrl?: boolean;
   /**
    * The account whose secrets verify this delivery, read before verification from the header that
    * names it (Shopify's shop domain, GitHub's hook target). Unsigned, so it only chooses the secret:

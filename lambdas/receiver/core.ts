@@ -18,6 +18,7 @@ import type { EventQueue } from '../queue/event-queue.js';
 import { retainUntil } from '../shared/claim-retention.js';
 import type { FaultInjector } from '../shared/faults.js';
 import { buildIdempotencyKey, resolveKeyRule } from '../shared/keys.js';
+import { publicWebhookUrl } from '../shared/public-url.js';
 import type { SecretSource } from '../shared/secrets.js';
 import {
   type ClaimRecord,
@@ -37,11 +38,15 @@ export interface IncomingDelivery {
   readonly headers: Readonly<Record<string, string | undefined>>;
   readonly body: string | undefined;
   readonly isBase64Encoded: boolean;
+  /** The query string as received, without `?` (part of what URL-signing providers sign). */
+  readonly rawQuery?: string;
 }
 
 export type DeliveryOutcome =
   | 'accepted'
   | 'duplicate'
+  /** An authentic handshake or ping (Slack `url_verification`, Discord PING): answered, never claimed. */
+  | 'handshake'
   | 'invalid_signature'
   | 'malformed'
   | 'unknown_provider'
@@ -69,6 +74,8 @@ export interface DeliveryResult {
   readonly enqueued: number;
   /** True when this delivery took over a stalled or failed claim rather than creating one. */
   readonly tookOver?: boolean;
+  /** The provider's own answer (handshakes), sent instead of the receiver's JSON. */
+  readonly response?: { readonly contentType: string; readonly body: string };
 }
 
 /** Where the core reports what an operator should know beyond the per-delivery log line. */
@@ -144,7 +151,26 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
   const rawBody = Buffer.from(body, delivery.isBase64Encoded ? 'base64' : 'utf8');
   if (rawBody.length > maxBodyBytes) return tooLarge(provider, maxBodyBytes);
 
-  const request: WebhookRequest = { headers: delivery.headers, rawBody };
+  const { publicBaseUrl } = deps.settings;
+  if (provider.signsUrl && publicBaseUrl === undefined) {
+    deps.log.error(
+      'the provider signs its public URL and no PUBLIC_BASE_URL is set: every delivery is refused',
+      {
+        provider: provider.id,
+      },
+    );
+    return reject(500, 'not_configured', 'The receiver does not know its public URL for this provider.', {
+      provider: provider.id,
+      reason: 'public_url_not_configured',
+    });
+  }
+  const request: WebhookRequest = {
+    headers: delivery.headers,
+    rawBody,
+    ...(publicBaseUrl === undefined
+      ? {}
+      : { url: publicWebhookUrl(publicBaseUrl, provider.id, delivery.rawQuery) }),
+  };
   // The unsigned scope header only chooses the secret: an account with its own accepts no other.
   const scope = provider.secretScope?.(request);
   const secrets = await deps.secrets.getSecrets(provider.id, scope);
@@ -181,6 +207,20 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
         reason: verification.reason,
       },
     );
+  }
+
+  // Authentic, and not an event: the provider's own answer, with nothing written or sent.
+  const handshake = provider.handshake?.(request);
+  if (handshake !== undefined) {
+    return {
+      statusCode: handshake.statusCode,
+      outcome: 'handshake',
+      reason: handshake.name,
+      message: `Answered the provider's ${handshake.name}; nothing was claimed or queued.`,
+      provider: provider.id,
+      enqueued: 0,
+      response: { contentType: handshake.contentType, body: handshake.body },
+    };
   }
 
   const extracted = provider.extract(request);
@@ -296,6 +336,7 @@ const VERIFY_MESSAGES: Record<string, string> = {
   signature_mismatch: 'The signature does not match any configured secret.',
   timestamp_outside_tolerance: 'The signed timestamp is outside the accepted tolerance.',
   no_secret_configured: 'The receiver has no secret for this provider.',
+  public_url_not_configured: 'The receiver does not know its public URL for this provider.',
   scope_mismatch: 'The unsigned account headers do not match the signed payload.',
   unknown_account: 'No secret is configured for the account this delivery names.',
 };

@@ -31,6 +31,8 @@ import { loadReceiverSettings } from './settings.js';
 const OUTCOME_METRIC: Readonly<Record<DeliveryOutcome, string | undefined>> = {
   accepted: ReceiverMetric.Accepted,
   duplicate: ReceiverMetric.Duplicate,
+  // Not a delivery of an event: counted in neither Received nor the duplicate ratio.
+  handshake: undefined,
   invalid_signature: ReceiverMetric.InvalidSignature,
   malformed: ReceiverMetric.Malformed,
   method_not_allowed: ReceiverMetric.Malformed,
@@ -108,7 +110,8 @@ function record(result: DeliveryResult, latencyMs: number, logger: Logger, metri
 
   // Unknown routes share the fixed dimension value `unknown`: a scanner must not be able to mint dimensions.
   metrics.addDimension(PROVIDER_DIMENSION, provider);
-  if (provider !== 'unknown') metrics.addMetric(ReceiverMetric.Received, MetricUnit.Count, 1);
+  if (provider !== 'unknown' && result.outcome !== 'handshake')
+    metrics.addMetric(ReceiverMetric.Received, MetricUnit.Count, 1);
   const outcomeMetric = OUTCOME_METRIC[result.outcome];
   if (outcomeMetric) metrics.addMetric(outcomeMetric, MetricUnit.Count, 1);
   metrics.addMetric(ReceiverMetric.Latency, MetricUnit.Milliseconds, latencyMs);

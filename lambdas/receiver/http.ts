@@ -25,6 +25,7 @@ export function deliveryFromEvent(event: APIGatewayProxyEventV2): IncomingDelive
     headers: lowerCaseHeaders(event.headers),
     body: event.body,
     isBase64Encoded: event.isBase64Encoded === true,
+    ...(event.rawQueryString ? { rawQuery: event.rawQueryString } : {}),
   };
 }
 
@@ -41,6 +42,13 @@ export function responseBody(result: DeliveryResult): Record<string, unknown> {
 }
 
 export function toHttpResponse(result: DeliveryResult): APIGatewayProxyStructuredResultV2 {
+  if (result.response !== undefined) {
+    return {
+      statusCode: result.statusCode,
+      headers: { ...result.headers, 'content-type': result.response.contentType },
+      body: result.response.body,
+    };
+  }
   return {
     statusCode: result.statusCode,
     headers: { 'content-type': 'application/json', ...result.headers },

@@ -14,6 +14,7 @@ import {
   LAMBDA_SYNC_REQUEST_LIMIT_BYTES,
   SQS_MAX_MESSAGE_BYTES,
 } from '../shared/payload-limits.js';
+import { checkPublicBaseUrl } from '../shared/public-url.js';
 import {
   ARCHIVE_BUCKET,
   ARCHIVE_FORCE_PATH_STYLE,
@@ -26,6 +27,7 @@ import {
   FAULT_POINTS,
   FAULT_POINTS_STATE_DIR,
   integer,
+  optionalText,
   parsed,
   type SettingsOf,
   toggle,
@@ -116,6 +118,12 @@ const RECEIVER = defineSettings({
   archiveBucket: ARCHIVE_BUCKET,
   /** Local S3 servers (s3rver) need path-style URLs. */
   archiveForcePathStyle: ARCHIVE_FORCE_PATH_STYLE,
+  /**
+   * The base URL providers deliver to (`https://<api>.execute-api.<region>.amazonaws.com`, or the
+   * custom domain in front of it): the URL that Square and Twilio sign is `<base>/webhooks/<id>`.
+   * Never taken from the Host header. Unset, those providers are refused with 500.
+   */
+  publicBaseUrl: optionalText('PUBLIC_BASE_URL', checkPublicBaseUrl),
   /**
    * Providers by configuration (lambdas/providers/configured.ts). The registry reads the variable
    * when it loads; listed here so the construct writes it and a bad value names it at start-up.

@@ -23,6 +23,7 @@ import type { HmacProviderConfig } from '../../lambdas/providers/hmac.js';
 import type { ProviderId } from '../../lambdas/providers/types.js';
 import * as receiverSettings from '../../lambdas/receiver/settings.js';
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names.js';
+import { publicWebhookUrl } from '../../lambdas/shared/public-url.js';
 import { RECEIVER_SERVICE } from './metrics.js';
 import { grantArchivePrefix } from './payload-archive.js';
 import { WebhookFunction } from './webhook-function.js';
@@ -50,6 +51,8 @@ export interface WebhookIngestProps {
   readonly countDuplicates: boolean;
   /** Whether the receiver marks a claim ENQUEUED after its send (lambdas/receiver/settings.ts). */
   readonly markEnqueued: boolean;
+  /** The base URL providers deliver to (a custom domain). @default the API's own endpoint */
+  readonly publicBaseUrl?: string;
   readonly throttlingRateLimit: number;
   readonly throttlingBurstLimit: number;
   /** Concurrency reserved for (and capping) the receiver. @default none (the unreserved pool) */
@@ -176,11 +179,19 @@ export class WebhookIngest extends Construct {
       });
     }
     this.routes = routes;
+
+    // The URL Square and Twilio sign. It names the API by id only (the API does not depend on the
+    // function; the integration and routes do), so the function can hold it without a cycle.
+    this.publicBaseUrl = props.publicBaseUrl ?? this.stage.url;
+    receiver.function.addEnvironment(receiverSettings.ENV.publicBaseUrl, this.publicBaseUrl);
   }
 
-  /** `https://<api>.execute-api.<region>.amazonaws.com/webhooks/<provider>` */
+  /** Where providers deliver to: the `publicBaseUrl` prop, else the API's endpoint. */
+  public readonly publicBaseUrl: string;
+
+  /** `<public base URL>/webhooks/<provider>`: by default `https://<api>.execute-api.<region>.amazonaws.com/webhooks/<provider>` */
   webhookUrl(provider: ProviderId): string {
-    return `${this.stage.url}webhooks/${provider}`;
+    return publicWebhookUrl(this.publicBaseUrl, provider);
   }
 }
 

@@ -55,9 +55,9 @@ describe('replayQuery', () => {
     expect(range).toMatchObject({ kind: 'range', providers: ['stripe'] });
   });
 
-  it('replays a time range for all five providers with "all"', () => {
+  it('replays a time range for every provider with "all"', () => {
     expect(replayArgs(['all', '--from', '2026-12-01', '--to', '2026-12-02'])).toMatchObject({
-      providers: ['stripe', 'github', 'shopify', 'asaas', 'standard'],
+      providers: ['stripe', 'github', 'shopify', 'asaas', 'standard', 'paddle', 'slack', 'square'],
     });
   });
 

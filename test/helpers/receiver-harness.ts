@@ -59,7 +59,7 @@ export interface ReceiverHarness {
     provider: string,
     body: string,
     headers: Record<string, string>,
-    options?: { deps?: Partial<ReceiverDeps>; isBase64Encoded?: boolean; method?: string },
+    options?: { deps?: Partial<ReceiverDeps>; isBase64Encoded?: boolean; method?: string; rawQuery?: string },
   ): Promise<DeliveryResult>;
   claim(pk: string): Promise<ClaimRecord | undefined>;
   claims(): Promise<ClaimRecord[]>;
@@ -138,6 +138,7 @@ export async function createReceiverHarness(
           headers,
           body: options.isBase64Encoded ? Buffer.from(body).toString('base64') : body,
           isBase64Encoded: options.isBase64Encoded ?? false,
+          ...(options.rawQuery === undefined ? {} : { rawQuery: options.rawQuery }),
         },
         { ...deps, ...options.deps },
       ),

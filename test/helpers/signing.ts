@@ -17,6 +17,9 @@ export const TEST_SECRETS = {
   asaas: 'asaas-test-access-token',
   // Standard Webhooks secrets are base64 after the whsec_ prefix (24+ bytes recommended).
   standard: `whsec_${Buffer.from('standard-test-secret-32-bytes!!!').toString('base64')}`,
+  paddle: 'pdl_ntfset_test_paddle_0123456789',
+  slack: 'slack-test-signing-secret',
+  square: 'square-test-signature-key',
 } as const;
 
 export function stripeHeaders(body: string, secret: string = TEST_SECRETS.stripe, timestampSeconds?: number) {

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Duration } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { BUILT_IN_PROVIDERS } from '../../lambdas/providers/built-in.js';
 import {
   HMAC_PROVIDERS_MAX_BYTES,
   readHmacProviderConfigs,
@@ -45,7 +46,7 @@ describe('a stack with two providers by configuration', () => {
       (route) => route.Properties.RouteKey,
     );
     expect(keys).toEqual(expect.arrayContaining(['POST /webhooks/onfido', 'POST /webhooks/partner']));
-    expect(keys).toHaveLength(7);
+    expect(keys).toHaveLength(BUILT_IN_PROVIDERS.length + 2);
     expect(s.stack.webhooks.providerIds.slice(-2)).toEqual(['onfido', 'partner']);
   });
 
@@ -140,7 +141,7 @@ describe("a function's whole environment", () => {
     );
   });
 
-  it('leaves room in the receiver for hmacProviders at their 2 KB limit', () => {
+  it('leaves room in the receiver for hmacProviders at their 2 KB limit beside five built-in providers', () => {
     // Four configs, their names grown until the written JSON is as large as allowed.
     const configs = (nameLength: number) =>
       Array.from({ length: 4 }, (_, i) => ({ ...PARTNER, id: `partner${i}`, name: 'P'.repeat(nameLength) }));
@@ -156,6 +157,11 @@ describe("a function's whole environment", () => {
     expect((writeHmacProviderConfigs(configs(nameLength)) ?? '').length).toBeGreaterThan(
       HMAC_PROVIDERS_MAX_BYTES - 4,
     );
-    expect(() => buildReceiver({ hmacProviders: configs(nameLength) })).not.toThrow();
+    const five = ['stripe', 'github', 'shopify', 'asaas', 'standard'] as const;
+    expect(() => buildReceiver({ hmacProviders: configs(nameLength), builtInProviders: five })).not.toThrow();
+    // Beside every built-in provider they do not fit, and the synth says what takes the room.
+    expect(() => buildReceiver({ hmacProviders: configs(nameLength) })).toThrow(
+      /Ingest\/Receiver: its environment takes about \d+ bytes .* over Lambda's 4096; the largest: WEBHOOK_HMAC_PROVIDERS \d+, WEBHOOK_SECRET_ARNS/,
+    );
   });
 });

@@ -43,6 +43,9 @@ describe('the deployed contract of the example stack', () => {
         'AWS::SecretsManager::Secret WebhooksSecretsShopifyE926BFBF',
         'AWS::SecretsManager::Secret WebhooksSecretsAsaas4A2FF496',
         'AWS::SecretsManager::Secret WebhooksSecretsStandard1B3EDA6C',
+        'AWS::SecretsManager::Secret WebhooksSecretsPaddle5AA717F5',
+        'AWS::SecretsManager::Secret WebhooksSecretsSlackD6F0F648',
+        'AWS::SecretsManager::Secret WebhooksSecretsSquareCEA214D8',
         'AWS::S3::Bucket WebhooksArchiveBucketF7F58BF6',
         'AWS::SQS::Queue WebhooksProcessingDeadLetterQueueC3360313',
         'AWS::SQS::Queue WebhooksProcessingEventQueue992CB33C',
@@ -59,7 +62,7 @@ describe('the deployed contract of the example stack', () => {
   it('keeps the output names', () => {
     expect(Object.keys(s.template.toJSON().Outputs).sort()).toEqual(
       [
-        ...['Stripe', 'Github', 'Shopify', 'Asaas', 'Standard'].flatMap((p) => [
+        ...['Stripe', 'Github', 'Shopify', 'Asaas', 'Standard', 'Paddle', 'Slack', 'Square'].flatMap((p) => [
           `${p}WebhookUrl`,
           `${p}SecretArn`,
         ]),
@@ -79,7 +82,7 @@ describe('the deployed contract of the example stack', () => {
     [
       'receiver',
       'receiverFunction',
-      'ARCHIVE_BUCKET_NAME,CLAIMS_TABLE_NAME,CLAIM_CHECK_THRESHOLD_BYTES,CLAIM_RETENTION_SECONDS,EVENT_QUEUE_URL,POWERTOOLS_METRICS_NAMESPACE,POWERTOOLS_SERVICE_NAME,PROVIDER_SETTINGS,RECEIVER_LEASE_SECONDS,WEBHOOK_SECRET_ARNS',
+      'ARCHIVE_BUCKET_NAME,CLAIMS_TABLE_NAME,CLAIM_CHECK_THRESHOLD_BYTES,CLAIM_RETENTION_SECONDS,EVENT_QUEUE_URL,POWERTOOLS_METRICS_NAMESPACE,POWERTOOLS_SERVICE_NAME,PROVIDER_SETTINGS,PUBLIC_BASE_URL,RECEIVER_LEASE_SECONDS,WEBHOOK_SECRET_ARNS',
     ],
     [
       'processor',

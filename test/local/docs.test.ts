@@ -32,6 +32,9 @@ describe('provider tables', () => {
       '  | shopify | `local-shopify-secret` |',
       '  | asaas | `local-asaas-token` |',
       '  | standard | `whsec_bG9jYWwtc3RhbmRhcmQtd2ViaG9va3Mtc2VjcmV0ISE=` |',
+      '  | paddle | `pdl_ntfset_local_development_secret` |',
+      '  | slack | `local-slack-signing-secret` |',
+      '  | square | `local-square-signature-key` |',
       '  <!-- /providers:dev-secrets -->',
       'outro',
     ]);

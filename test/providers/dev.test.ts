@@ -12,6 +12,8 @@ import { PROVIDER_LIST, PROVIDERS, requireProvider } from '../../lambdas/provide
 import { sampleDelivery } from '../../local/samples.js';
 
 const NOW = 1_767_225_600;
+/** Where the samples are posted: what URL-signing providers (Square) sign. */
+const URL_SIGNED = 'https://hooks.example.com/webhooks/x';
 const stripe = new Stripe('sk_test_signing_only');
 const cases = PROVIDER_LIST.flatMap(({ id, dev }) => dev.sampleTypes.map((type) => [id, type] as const));
 
@@ -23,13 +25,20 @@ describe('dev samples', () => {
       secret: provider.secret.devSecret,
       nowSeconds: NOW,
       eventId: 'evt_fixed',
+      url: URL_SIGNED,
     });
-    const request = { headers: delivery.headers, rawBody: Buffer.from(delivery.body) };
+    const request = { headers: delivery.headers, rawBody: Buffer.from(delivery.body), url: URL_SIGNED };
     expect(provider.verify(request, { secrets: [provider.secret.devSecret], nowSeconds: NOW })).toEqual({
       ok: true,
     });
-    const extracted = provider.extract(request);
-    expect(extracted).toMatchObject({ ok: true, event: { eventId: 'evt_fixed', eventType: type } });
+    const handshake = provider.handshake?.(request);
+    if (handshake !== undefined) {
+      // A handshake sample is answered, never extracted as an event.
+      expect(handshake).toMatchObject({ name: type, statusCode: 200 });
+    } else {
+      const extracted = provider.extract(request);
+      expect(extracted).toMatchObject({ ok: true, event: { eventId: 'evt_fixed', eventType: type } });
+    }
     expect(provider.verify(request, { secrets: ['another-secret'], nowSeconds: NOW })).toMatchObject({
       ok: false,
     });

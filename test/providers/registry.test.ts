@@ -70,13 +70,26 @@ describe('registry', () => {
 
   it('lists the providers in registry order, and derives per-provider tables from them', () => {
     const extended = withProviders([acmeProvider]);
-    expect(extended.PROVIDER_IDS).toEqual(['stripe', 'github', 'shopify', 'asaas', 'standard', 'acme']);
+    expect(extended.PROVIDER_IDS).toEqual([
+      'stripe',
+      'github',
+      'shopify',
+      'asaas',
+      'standard',
+      'paddle',
+      'slack',
+      'square',
+      'acme',
+    ]);
     expect(extended.perProvider((p) => p.defaultAccount)).toEqual({
       stripe: 'platform',
       github: 'default',
       shopify: 'default',
       asaas: 'default',
       standard: 'default',
+      paddle: 'default',
+      slack: 'default',
+      square: 'default',
       acme: 'main',
     });
     expect(extended.getProvider('acme')).toBe(acmeProvider);
@@ -96,6 +109,18 @@ describe('registry', () => {
       shopify: 'WEBHOOK_SECRET_SHOPIFY',
       asaas: 'WEBHOOK_TOKEN_ASAAS',
       standard: 'WEBHOOK_SECRET_STANDARD',
+      paddle: 'WEBHOOK_SECRET_PADDLE',
+      slack: 'WEBHOOK_SECRET_SLACK',
+      square: 'WEBHOOK_SECRET_SQUARE',
     });
+  });
+
+  it('serves a chosen subset of the built-in providers, in registry order, and refuses an unknown one', () => {
+    expect(withProviders([acmeProvider], ['square', 'stripe']).PROVIDER_IDS).toEqual([
+      'stripe',
+      'square',
+      'acme',
+    ]);
+    expect(() => withProviders([], ['stripe', 'paypal'])).toThrow(/"paypal" is not a built-in provider/);
   });
 });

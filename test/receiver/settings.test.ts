@@ -59,6 +59,16 @@ describe('receiver settings', () => {
     );
   });
 
+  it('reads PUBLIC_BASE_URL, unset by default, and refuses one that is no http(s) base', () => {
+    expect(loadReceiverSettings(base).publicBaseUrl).toBeUndefined();
+    expect(
+      loadReceiverSettings({ ...base, PUBLIC_BASE_URL: 'https://hooks.example.com' }).publicBaseUrl,
+    ).toBe('https://hooks.example.com');
+    expect(() =>
+      loadReceiverSettings({ ...base, PUBLIC_BASE_URL: 'https://hooks.example.com/?x=1' }),
+    ).toThrow(/PUBLIC_BASE_URL must have no query or fragment/);
+  });
+
   it('rejects a non-integer lease', () => {
     expect(() => loadReceiverSettings({ ...base, RECEIVER_LEASE_SECONDS: '1.5' })).toThrow(
       /RECEIVER_LEASE_SECONDS must be a positive integer/,

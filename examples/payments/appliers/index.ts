@@ -7,7 +7,9 @@ import type { ApplierRegistry } from '../../../lambdas/processor/sdk/index.js';
 import { asaasPayment } from './asaas.js';
 import { githubPush } from './github.js';
 import { onfidoCheck } from './onfido.js';
+import { paddleTransaction } from './paddle.js';
 import { shopifyOrder } from './shopify.js';
+import { squarePayment } from './square.js';
 import { standardInvoice } from './standard.js';
 import { stripeChargeRefunded, stripePaymentIntent } from './stripe.js';
 
@@ -28,6 +30,12 @@ export const EXAMPLE_APPLIERS: ApplierRegistry = {
   },
   standard: {
     'invoice.*': standardInvoice,
+  },
+  paddle: {
+    'transaction.*': paddleTransaction,
+  },
+  square: {
+    'payment.*': squarePayment,
   },
   // A provider by configuration (examples/providers/onfido.json): applied when it is configured.
   onfido: {

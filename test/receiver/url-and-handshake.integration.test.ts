@@ -1,0 +1,122 @@
+/**
+ * The receiver's two provider hooks beyond "HMAC over the body", against DynamoDB Local and the SQS
+ * emulator: a provider that signs its public URL (Square) is checked against `PUBLIC_BASE_URL` and
+ * refused with 500 when none is set; a handshake (Slack's url_verification) is answered with the
+ * provider's own body and writes nothing.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toHttpResponse } from '../../lambdas/receiver/http.js';
+import { sampleDelivery } from '../../local/samples.js';
+import { createReceiverHarness, type ReceiverHarness } from '../helpers/receiver-harness.js';
+import { TEST_SECRETS } from '../helpers/signing.js';
+
+const BASE = 'https://hooks.example.com/';
+const now = () => Math.floor(Date.now() / 1000);
+
+describe('a provider that signs its public URL', () => {
+  let withBase: ReceiverHarness;
+  let withoutBase: ReceiverHarness;
+  beforeAll(async () => {
+    withBase = await createReceiverHarness({ publicBaseUrl: BASE });
+    withoutBase = await createReceiverHarness();
+  }, 60_000);
+  afterAll(() => {
+    for (const h of [withBase, withoutBase]) {
+      h?.dynamo.destroy();
+      h?.sqs.destroy();
+    }
+  });
+
+  const square = (url: string, eventId: string) =>
+    sampleDelivery('square', { eventId, secret: TEST_SECRETS.square, nowSeconds: now(), url });
+
+  it('is refused with 500 not_configured while no PUBLIC_BASE_URL is set, so the provider retries', async () => {
+    const delivery = square('https://hooks.example.com/webhooks/square', 'sq-no-base');
+    const result = await withoutBase.deliver('square', delivery.body, delivery.headers);
+    expect(result).toMatchObject({
+      statusCode: 500,
+      outcome: 'not_configured',
+      reason: 'public_url_not_configured',
+    });
+    expect(withoutBase.logs).toContainEqual(
+      expect.objectContaining({ level: 'error', details: { provider: 'square' } }),
+    );
+    expect(await withoutBase.claims()).toHaveLength(0);
+    // Providers that sign no URL run as before without it.
+    const stripe = sampleDelivery('stripe', { secret: TEST_SECRETS.stripe, nowSeconds: now() });
+    expect(await withoutBase.deliver('stripe', stripe.body, stripe.headers)).toMatchObject({
+      statusCode: 200,
+    });
+  });
+
+  it('is checked against <base>/webhooks/<id> and the query string as received', async () => {
+    const signedUrl = 'https://hooks.example.com/webhooks/square?env=prod';
+    const delivery = square(signedUrl, 'sq-with-query');
+    expect(
+      await withBase.deliver('square', delivery.body, delivery.headers, { rawQuery: 'env=prod' }),
+    ).toMatchObject({
+      statusCode: 200,
+      outcome: 'accepted',
+    });
+    const other = square(signedUrl, 'sq-other-query');
+    expect(
+      await withBase.deliver('square', other.body, other.headers, { rawQuery: 'env=test' }),
+    ).toMatchObject({
+      statusCode: 401,
+      reason: 'signature_mismatch',
+    });
+    expect(await withBase.deliver('square', other.body, other.headers)).toMatchObject({ statusCode: 401 });
+  });
+});
+
+describe("a handshake (Slack's url_verification)", () => {
+  let h: ReceiverHarness;
+  beforeAll(async () => {
+    h = await createReceiverHarness();
+  }, 60_000);
+  afterAll(() => {
+    h?.dynamo.destroy();
+    h?.sqs.destroy();
+  });
+
+  it("is answered with the provider's body, writing no claim and sending no message", async () => {
+    const delivery = sampleDelivery('slack', {
+      type: 'url_verification',
+      eventId: 'the-challenge',
+      secret: TEST_SECRETS.slack,
+      nowSeconds: now(),
+    });
+    const result = await h.deliver('slack', delivery.body, delivery.headers);
+    expect(result).toMatchObject({
+      statusCode: 200,
+      outcome: 'handshake',
+      reason: 'url_verification',
+      enqueued: 0,
+    });
+    expect(toHttpResponse(result)).toEqual({
+      statusCode: 200,
+      headers: { 'content-type': 'application/json' },
+      body: '{"challenge":"the-challenge"}',
+    });
+    expect(await h.claims()).toHaveLength(0);
+    expect(await h.depth()).toBe(0);
+  });
+
+  it('is refused with 401 when the signature or the timestamp is wrong', async () => {
+    const forged = sampleDelivery('slack', { type: 'url_verification', secret: 'wrong', nowSeconds: now() });
+    expect(await h.deliver('slack', forged.body, forged.headers)).toMatchObject({
+      statusCode: 401,
+      reason: 'signature_mismatch',
+    });
+    const stale = sampleDelivery('slack', {
+      type: 'url_verification',
+      secret: TEST_SECRETS.slack,
+      nowSeconds: now() - 3600,
+    });
+    expect(await h.deliver('slack', stale.body, stale.headers)).toMatchObject({
+      statusCode: 401,
+      reason: 'timestamp_outside_tolerance',
+    });
+    expect(await h.claims()).toHaveLength(0);
+  });
+});
