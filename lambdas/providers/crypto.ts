@@ -105,6 +105,51 @@ export function field(value: unknown, key: string): unknown {
   return isObject(value) && Object.hasOwn(value, key) ? value[key] : undefined;
 }
 
+/** A signature header that lists a signed timestamp and one or more signatures. */
+export interface TimestampedSignatures {
+  /** The timestamp exactly as sent: it is what was signed. */
+  readonly timestampText: string;
+  readonly timestamp: number;
+  /** Every entry under the signature key (several while a secret is rotated). */
+  readonly signatures: readonly string[];
+}
+
+/**
+ * Reads `<key>=<value>` entries separated by `separator` (Stripe's `t=…,v1=…`, Paddle's
+ * `ts=…;h1=…`). Undefined when the timestamp is missing, not digits, or given twice with different
+ * values (nothing trustworthy to check against), or when there is no signature. Other keys are ignored.
+ */
+export function parseTimestampedSignatures(
+  header: string,
+  keys: { readonly separator: string; readonly timestamp: string; readonly signature: string },
+): TimestampedSignatures | undefined {
+  let timestampText: string | undefined;
+  const signatures: string[] = [];
+  for (const item of header.split(keys.separator)) {
+    const equals = item.indexOf('=');
+    if (equals < 0) continue;
+    const key = item.slice(0, equals).trim();
+    const value = item.slice(equals + 1).trim();
+    if (key === keys.timestamp) {
+      if (timestampText !== undefined && timestampText !== value) return undefined;
+      timestampText = value;
+    } else if (key === keys.signature) {
+      signatures.push(value);
+    }
+  }
+  if (timestampText === undefined || signatures.length === 0) return undefined;
+  const timestamp = parseUnixSeconds(timestampText);
+  return timestamp === undefined ? undefined : { timestampText, timestamp, signatures };
+}
+
+/** Whether any hex-encoded `signatures` entry equals any of `expected` (constant time per comparison). */
+export function anyHexSignatureMatches(signatures: readonly string[], expected: readonly Buffer[]): boolean {
+  return signatures.some((signature) => {
+    const candidate = decodeHex(signature);
+    return candidate !== undefined && safeEqualAny(candidate, expected);
+  });
+}
+
 /** Digits only (no sign, exponent or fraction), as a safe integer. */
 export function parseUnixSeconds(value: string): number | undefined {
   if (!/^\d{1,15}$/.test(value)) return undefined;

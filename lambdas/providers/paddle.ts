@@ -5,19 +5,18 @@
  */
 
 import {
+  anyHexSignatureMatches,
   bodyBytes,
-  decodeHex,
   effectiveTolerance,
   field,
   hmacSha256,
   idString,
   isoToEpochSeconds,
   nonEmptyString,
-  parseUnixSeconds,
+  parseTimestampedSignatures,
   randomHex,
   readHeader,
   readRequestPayload,
-  safeEqualAny,
   usableSecrets,
   withinTolerance,
 } from './crypto.js';
@@ -42,51 +41,21 @@ const DEFAULT_ACCOUNT = 'default';
  */
 const DEFAULT_TOLERANCE_SECONDS = 300;
 
-interface PaddleSignatureHeader {
-  /** `ts` exactly as sent: it is what was signed. */
-  readonly timestampText: string;
-  readonly timestamp: number;
-  /** The `h1` entries (several while a secret is rotated); unknown schemes are ignored. */
-  readonly signatures: readonly string[];
-}
-
-function parseSignatureHeader(header: string): PaddleSignatureHeader | undefined {
-  let timestampText: string | undefined;
-  const signatures: string[] = [];
-  for (const item of header.split(';')) {
-    const separator = item.indexOf('=');
-    if (separator < 0) continue;
-    const key = item.slice(0, separator).trim();
-    const value = item.slice(separator + 1).trim();
-    if (key === 'ts') {
-      // Two different `ts` values leave nothing trustworthy to check against.
-      if (timestampText !== undefined && timestampText !== value) return undefined;
-      timestampText = value;
-    } else if (key === 'h1') {
-      signatures.push(value);
-    }
-  }
-  if (timestampText === undefined || signatures.length === 0) return undefined;
-  const timestamp = parseUnixSeconds(timestampText);
-  if (timestamp === undefined) return undefined;
-  return { timestampText, timestamp, signatures };
-}
+/** `ts` is the signed timestamp; `h1` entries the signatures (several while a secret is rotated). */
+const HEADER_KEYS = { separator: ';', timestamp: 'ts', signature: 'h1' } as const;
 
 function verify(request: WebhookRequest, options: VerifyOptions): VerifyResult {
   const secrets = usableSecrets(options.secrets);
   if (secrets.length === 0) return { ok: false, reason: 'no_secret_configured' };
   const header = readHeader(request.headers, 'paddle-signature');
   if (header === undefined) return { ok: false, reason: 'missing_signature' };
-  const parsed = parseSignatureHeader(header);
+  const parsed = parseTimestampedSignatures(header, HEADER_KEYS);
   if (parsed === undefined) return { ok: false, reason: 'malformed_signature' };
 
   const signedContent = Buffer.concat([Buffer.from(`${parsed.timestampText}:`), request.rawBody]);
   const expected = secrets.map((secret) => hmacSha256(secret, signedContent));
-  const matched = parsed.signatures.some((signature) => {
-    const candidate = decodeHex(signature);
-    return candidate !== undefined && safeEqualAny(candidate, expected);
-  });
-  if (!matched) return { ok: false, reason: 'signature_mismatch' };
+  if (!anyHexSignatureMatches(parsed.signatures, expected))
+    return { ok: false, reason: 'signature_mismatch' };
 
   // Signature first, then time (as for Stripe): only an authentic delivery is reported as stale.
   const tolerance = effectiveTolerance(options.toleranceSeconds, DEFAULT_TOLERANCE_SECONDS);

@@ -1,10 +1,12 @@
 /**
  * Standard Webhooks (and Svix, which uses the same scheme under `svix-*` header names):
- * `webhook-signature: v1,<base64> [v1,<base64> ...]`, HMAC-SHA256 of
- * `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with the base64-decoded secret.
+ * `webhook-signature: v1,<base64> [v1a,<base64> ...]` over `<webhook-id>.<webhook-timestamp>.<raw
+ * body>`: `v1` an HMAC-SHA256 keyed with the base64-decoded `whsec_` secret, `v1a` an Ed25519
+ * signature checked with a `whpk_` public key (base64 of its 32 raw bytes).
  * https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md
  */
 
+import { createPublicKey, type KeyObject, verify as verifySignature } from 'node:crypto';
 import {
   bodyBytes,
   decodeBase64,
@@ -35,6 +37,10 @@ import type {
 /** The reference libraries' `WEBHOOK_TOLERANCE_IN_SECONDS`. */
 const DEFAULT_TOLERANCE_SECONDS = 5 * 60;
 const SECRET_PREFIX = 'whsec_';
+const PUBLIC_KEY_PREFIX = 'whpk_';
+/** An Ed25519 public key is 32 bytes; a signature 64. */
+const ED25519_KEY_BYTES = 32;
+const ED25519_SIGNATURE_BYTES = 64;
 /** One secret per endpoint: the endpoint is the scope. */
 const DEFAULT_ACCOUNT = 'default';
 
@@ -74,22 +80,66 @@ function decodeSecret(secret: string): Buffer | undefined {
   return key !== undefined && key.length > 0 ? key : undefined;
 }
 
-/** The base64 part of each `v1,<base64>` entry; other versions (`v1a` ed25519, future ones) are skipped. */
-function v1Signatures(header: string): string[] {
-  const signatures: string[] = [];
+/**
+ * A `whpk_` public key as a key object; undefined for any other secret or one that is not 32 bytes
+ * of base64. Keys are parsed once per container.
+ */
+const publicKeys = new Map<string, KeyObject | undefined>();
+function decodePublicKey(secret: string): KeyObject | undefined {
+  if (!secret.startsWith(PUBLIC_KEY_PREFIX)) return undefined;
+  if (publicKeys.has(secret)) return publicKeys.get(secret);
+  const raw = decodeBase64(secret.slice(PUBLIC_KEY_PREFIX.length));
+  let key: KeyObject | undefined;
+  if (raw?.length === ED25519_KEY_BYTES) {
+    try {
+      key = createPublicKey({
+        key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') },
+        format: 'jwk',
+      });
+    } catch {
+      key = undefined;
+    }
+  }
+  publicKeys.set(secret, key);
+  return key;
+}
+
+/** The base64 part of each `<version>,<base64>` entry, by version (`v1`, `v1a`); unknown versions are skipped. */
+function signaturesOf(header: string): { v1: string[]; v1a: string[] } {
+  const found = { v1: [] as string[], v1a: [] as string[] };
   for (const entry of header.split(' ')) {
     const comma = entry.indexOf(',');
     if (comma < 0) continue;
-    if (entry.slice(0, comma) === 'v1') signatures.push(entry.slice(comma + 1));
+    const version = entry.slice(0, comma);
+    if (version === 'v1' || version === 'v1a') found[version].push(entry.slice(comma + 1));
   }
-  return signatures;
+  return found;
+}
+
+/** Whether any `v1a` signature verifies with any of the public keys. */
+function anyEd25519Matches(
+  signatures: readonly string[],
+  keys: readonly KeyObject[],
+  content: Buffer,
+): boolean {
+  let matched = false;
+  for (const entry of signatures) {
+    const signature = decodeBase64(entry);
+    if (signature?.length !== ED25519_SIGNATURE_BYTES) continue;
+    for (const key of keys) if (verifySignature(null, content, key, signature)) matched = true;
+  }
+  return matched;
 }
 
 function verify(request: WebhookRequest, options: VerifyOptions): VerifyResult {
-  const keys = usableSecrets(options.secrets)
+  const secrets = usableSecrets(options.secrets);
+  const publicKeys = secrets.map(decodePublicKey).filter((key): key is KeyObject => key !== undefined);
+  // A `whpk_` entry is a public key, never an HMAC key.
+  const keys = secrets
+    .filter((secret) => !secret.startsWith(PUBLIC_KEY_PREFIX))
     .map(decodeSecret)
     .filter((key): key is Buffer => key !== undefined);
-  if (keys.length === 0) return { ok: false, reason: 'no_secret_configured' };
+  if (keys.length === 0 && publicKeys.length === 0) return { ok: false, reason: 'no_secret_configured' };
   const { id, timestamp: timestampText, signature } = readStandardHeaders(request.headers);
   if (id === undefined || timestampText === undefined || signature === undefined) {
     return { ok: false, reason: 'missing_signature' };
@@ -98,15 +148,17 @@ function verify(request: WebhookRequest, options: VerifyOptions): VerifyResult {
   // The spec says ids and timestamps contain no `.`: with one, `<id>.<timestamp>.` would not split
   // unambiguously, and bytes could be moved between the id and the body under one signature.
   if (timestamp === undefined || id.includes('.')) return { ok: false, reason: 'malformed_signature' };
-  const signatures = v1Signatures(signature);
-  if (signatures.length === 0) return { ok: false, reason: 'malformed_signature' };
+  const signatures = signaturesOf(signature);
+  if (signatures.v1.length === 0 && signatures.v1a.length === 0)
+    return { ok: false, reason: 'malformed_signature' };
 
   const signedContent = Buffer.concat([Buffer.from(`${id}.${timestampText}.`), request.rawBody]);
   const expected = keys.map((key) => hmacSha256(key, signedContent));
-  const matched = signatures.some((entry) => {
+  const hmacMatched = signatures.v1.some((entry) => {
     const candidate = decodeBase64(entry);
     return candidate !== undefined && safeEqualAny(candidate, expected);
   });
+  const matched = hmacMatched || anyEd25519Matches(signatures.v1a, publicKeys, signedContent);
   if (!matched) return { ok: false, reason: 'signature_mismatch' };
 
   // Signature first, then time, as for Stripe; too old and too new are both rejected, as the
@@ -194,7 +246,7 @@ export const standardProvider = defineProvider({
   },
   defaultAccount: DEFAULT_ACCOUNT,
   secret: {
-    hint: 'the endpoint signing secret (whsec_..., base64 after the prefix) from the Svix / Standard Webhooks sender',
+    hint: 'the endpoint signing secret (whsec_..., base64 after the prefix), or for asymmetric (v1a) signatures the public key (whpk_...), from the Svix / Standard Webhooks sender',
     // Standard Webhooks secrets are base64 after `whsec_`.
     devSecret: `whsec_${Buffer.from('local-standard-webhooks-secret!!').toString('base64')}`,
   },
@@ -205,9 +257,10 @@ export const standardProvider = defineProvider({
   dev: { sampleTypes: ['invoice.paid', 'invoice.created'], sample, sign },
   docs: {
     signature: {
-      header: '`webhook-signature: v1,<b64> [v1,<b64> …]` (or `svix-signature`)',
+      header: '`webhook-signature: v1,<b64> [v1a,<b64> …]` (or `svix-signature`)',
       signedContent: '`<webhook-id>.<webhook-timestamp>.<raw body>`',
-      digest: 'HMAC-SHA256 base64; key = base64-decode of the secret after `whsec_`',
+      digest:
+        '`v1`: HMAC-SHA256 base64, key = base64-decode of the secret after `whsec_`; `v1a`: Ed25519 (64-byte signature, base64) with a `whpk_` public key (32 bytes, base64)',
       tolerance: '300 s either way',
     },
     identity: {

@@ -4,18 +4,17 @@
  */
 
 import {
+  anyHexSignatureMatches,
   bodyBytes,
-  decodeHex,
   effectiveTolerance,
   field,
   hmacSha256,
   isoToEpochSeconds,
   nonEmptyString,
-  parseUnixSeconds,
+  parseTimestampedSignatures,
   randomHex,
   readHeader,
   readRequestPayload,
-  safeEqualAny,
   usableSecrets,
   withinTolerance,
 } from './crypto.js';
@@ -35,54 +34,23 @@ const DEFAULT_ACCOUNT = 'platform';
 /** stripe-node's `DEFAULT_TOLERANCE`. */
 const DEFAULT_TOLERANCE_SECONDS = 300;
 
-interface StripeSignatureHeader {
-  /** `t` exactly as sent: it is what was signed. */
-  readonly timestampText: string;
-  readonly timestamp: number;
-  /** The `v1` entries; `v0` and unknown schemes are ignored. */
-  readonly signatures: readonly string[];
-}
-
-function parseSignatureHeader(header: string): StripeSignatureHeader | undefined {
-  let timestampText: string | undefined;
-  let timestamp: number | undefined;
-  const signatures: string[] = [];
-  for (const item of header.split(',')) {
-    const separator = item.indexOf('=');
-    if (separator < 0) continue;
-    const key = item.slice(0, separator).trim();
-    const value = item.slice(separator + 1).trim();
-    if (key === 't') {
-      const parsed = parseUnixSeconds(value);
-      // A non-numeric `t`, or two different ones, leaves nothing trustworthy to check against.
-      if (parsed === undefined || (timestampText !== undefined && timestampText !== value)) return undefined;
-      timestampText = value;
-      timestamp = parsed;
-    } else if (key === 'v1') {
-      signatures.push(value);
-    }
-  }
-  if (timestampText === undefined || timestamp === undefined || signatures.length === 0) return undefined;
-  return { timestampText, timestamp, signatures };
-}
+/** `t` is the signed timestamp; `v1` entries the signatures (`v0` and unknown schemes ignored). */
+const HEADER_KEYS = { separator: ',', timestamp: 't', signature: 'v1' } as const;
 
 function verify(request: WebhookRequest, options: VerifyOptions): VerifyResult {
   const secrets = usableSecrets(options.secrets);
   if (secrets.length === 0) return { ok: false, reason: 'no_secret_configured' };
   const header = readHeader(request.headers, 'stripe-signature');
   if (header === undefined) return { ok: false, reason: 'missing_signature' };
-  const parsed = parseSignatureHeader(header);
+  const parsed = parseTimestampedSignatures(header, HEADER_KEYS);
   if (parsed === undefined) return { ok: false, reason: 'malformed_signature' };
 
   // The signed content is the header's own `t`, byte for byte, then `.` and the raw body.
   const signedContent = Buffer.concat([Buffer.from(`${parsed.timestampText}.`), request.rawBody]);
   // While a secret is rolled Stripe sends one v1 per active secret: any v1 may match any secret.
   const expected = secrets.map((secret) => hmacSha256(secret, signedContent));
-  const matched = parsed.signatures.some((signature) => {
-    const candidate = decodeHex(signature);
-    return candidate !== undefined && safeEqualAny(candidate, expected);
-  });
-  if (!matched) return { ok: false, reason: 'signature_mismatch' };
+  if (!anyHexSignatureMatches(parsed.signatures, expected))
+    return { ok: false, reason: 'signature_mismatch' };
 
   // Signature first, then time: a forged header is reported as a mismatch, and only an authentic
   // but stale (or future) delivery as outside the tolerance. stripe-node rejects only old

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
+  anyHexSignatureMatches,
   decodeBase64,
   decodeHex,
   isoToEpochSeconds,
   parseJsonObject,
+  parseTimestampedSignatures,
   parseUnixSeconds,
   safeEqual,
   withinTolerance,
@@ -101,5 +103,34 @@ describe('withinTolerance', () => {
     expect(withinTolerance(1300, 1000, 300)).toBe(true);
     expect(withinTolerance(1301, 1000, 300)).toBe(false);
     expect(withinTolerance(1000, Number.NaN, 300)).toBe(false);
+  });
+});
+
+describe('parseTimestampedSignatures', () => {
+  const stripe = { separator: ',', timestamp: 't', signature: 'v1' } as const;
+  const paddle = { separator: ';', timestamp: 'ts', signature: 'h1' } as const;
+
+  it('reads the timestamp as sent and every signature, ignoring other keys', () => {
+    expect(parseTimestampedSignatures('t=0123, v1=aa ,v0=bb,v1=cc', stripe)).toEqual({
+      timestampText: '0123',
+      timestamp: 123,
+      signatures: ['aa', 'cc'],
+    });
+    expect(parseTimestampedSignatures('ts=5;h1=ab;h1=cd', paddle)?.signatures).toEqual(['ab', 'cd']);
+  });
+
+  it('refuses a missing, non-numeric or contradicting timestamp, and no signature', () => {
+    for (const header of ['v1=aa', 't=x,v1=aa', 't=1,t=2,v1=aa', 't=1', 't=-1,v1=aa', ''])
+      expect(parseTimestampedSignatures(header, stripe), header).toBeUndefined();
+    expect(parseTimestampedSignatures('t=1,t=1,v1=aa', stripe)?.timestamp).toBe(1);
+  });
+});
+
+describe('anyHexSignatureMatches', () => {
+  it('matches strict hex only', () => {
+    const expected = [Buffer.from('abcd', 'hex')];
+    expect(anyHexSignatureMatches(['00', 'abcd'], expected)).toBe(true);
+    expect(anyHexSignatureMatches(['abcdzz', 'ABCD'.toLowerCase().slice(0, 3)], expected)).toBe(false);
+    expect(anyHexSignatureMatches([], expected)).toBe(false);
   });
 });

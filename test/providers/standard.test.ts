@@ -1,5 +1,6 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, sign as cryptoSign, generateKeyPairSync } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
+import nacl from 'tweetnacl';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { standardProvider } from '../../lambdas/providers/standard.js';
 import type { VerifyOptions } from '../../lambdas/providers/types.js';
@@ -96,13 +97,14 @@ describe('standardProvider.verify', () => {
     expect(verify(mixed)).toEqual({ ok: false, reason: 'missing_signature' });
   });
 
-  it('skips v1a and other versions and passes when a v1 entry matches', () => {
+  it('passes when a v1 entry matches beside a v1a one, and skips unknown versions', () => {
     const signature = sign(body);
     expect(verify(headers(`v1a,${'A'.repeat(86)}== ${signature}`))).toEqual({ ok: true });
     expect(verify(headers(`v2,${signature.slice(3)}`))).toEqual({ ok: false, reason: 'malformed_signature' });
+    // A v1a entry is a known scheme: with no public key that verifies it, it is a mismatch.
     expect(verify(headers(`v1a,${signature.slice(3)}`))).toEqual({
       ok: false,
-      reason: 'malformed_signature',
+      reason: 'signature_mismatch',
     });
   });
 
@@ -280,5 +282,89 @@ describe('standardProvider.defaults', () => {
       toleranceSeconds: 300,
       keyRules: { default: { kind: 'event-id' } },
     });
+  });
+});
+
+describe('standardProvider.verify, asymmetric (v1a, Ed25519 with a whpk_ key)', () => {
+  const pair = nacl.sign.keyPair.fromSeed(new Uint8Array(32).fill(7));
+  const PUBLIC = `whpk_${Buffer.from(pair.publicKey).toString('base64')}`;
+  const content = (payload: Buffer, id = MSG_ID, timestamp = T) =>
+    Buffer.concat([Buffer.from(`${id}.${timestamp}.`), payload]);
+  /** Signed by tweetnacl, an implementation independent of Node's crypto. */
+  const v1a = (payload: Buffer, id = MSG_ID, timestamp = T) =>
+    `v1a,${Buffer.from(nacl.sign.detached(content(payload, id, timestamp), pair.secretKey)).toString('base64')}`;
+  const withKey = (hdrs: Record<string, string>, payload = body, secrets = [PUBLIC]) =>
+    standardProvider.verify(request(hdrs, payload), { secrets, nowSeconds: T });
+
+  it('accepts a v1a signature made by another Ed25519 implementation', () => {
+    expect(withKey(headers(v1a(body)))).toEqual({ ok: true });
+  });
+
+  it('signs what tweetnacl verifies: Node crypto and tweetnacl agree on the scheme', () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const raw = publicKey.export({ format: 'jwk' }).x ?? '';
+    const signature = cryptoSign(null, content(body), privateKey);
+    expect(
+      nacl.sign.detached.verify(
+        new Uint8Array(content(body)),
+        new Uint8Array(signature),
+        new Uint8Array(Buffer.from(raw, 'base64url')),
+      ),
+    ).toBe(true);
+    const whpk = `whpk_${Buffer.from(raw, 'base64url').toString('base64')}`;
+    expect(withKey(headers(`v1a,${signature.toString('base64')}`), body, [whpk])).toEqual({ ok: true });
+  });
+
+  it('refuses a tampered body, another id or timestamp, and another key', () => {
+    expect(withKey(headers(v1a(body)), flipByte(body, 5))).toEqual({
+      ok: false,
+      reason: 'signature_mismatch',
+    });
+    expect(withKey(headers(v1a(body), 'msg_other'))).toEqual({ ok: false, reason: 'signature_mismatch' });
+    const other = nacl.sign.keyPair.fromSeed(new Uint8Array(32).fill(9));
+    expect(
+      withKey(headers(v1a(body)), body, [`whpk_${Buffer.from(other.publicKey).toString('base64')}`]),
+    ).toEqual({
+      ok: false,
+      reason: 'signature_mismatch',
+    });
+  });
+
+  it('takes v1 and v1a in one header, with whsec_ and whpk_ secrets side by side (key rotation)', () => {
+    const both = headers(`${sign(body)} ${v1a(body)}`);
+    expect(withKey(both, body, [PUBLIC])).toEqual({ ok: true });
+    expect(withKey(both, body, [SECRET])).toEqual({ ok: true });
+    expect(withKey(headers(v1a(body)), body, [SECRET, PUBLIC])).toEqual({ ok: true });
+    // A public key is never used as an HMAC key, nor an HMAC secret as a public key.
+    expect(
+      withKey(
+        headers(
+          `v1,${createHmac('sha256', Buffer.from(pair.publicKey)).update(content(body)).digest('base64')}`,
+        ),
+        body,
+        [PUBLIC],
+      ),
+    ).toEqual({
+      ok: false,
+      reason: 'signature_mismatch',
+    });
+  });
+
+  it('still enforces the tolerance after a v1a match, and refuses garbage keys and signatures', () => {
+    expect(
+      standardProvider.verify(request(headers(v1a(body)), body), { secrets: [PUBLIC], nowSeconds: T + 301 }),
+    ).toEqual({ ok: false, reason: 'timestamp_outside_tolerance' });
+    for (const key of [
+      'whpk_',
+      'whpk_AAAA',
+      'whpk_not base64',
+      `whpk_${Buffer.alloc(31).toString('base64')}`,
+    ])
+      expect(withKey(headers(v1a(body)), body, [key]), key).toEqual({
+        ok: false,
+        reason: 'no_secret_configured',
+      });
+    for (const entry of ['v1a,', 'v1a,AAAA', `v1a,${Buffer.alloc(64).toString('base64')}`, 'v1a,!!'])
+      expect(withKey(headers(entry)), entry).toEqual({ ok: false, reason: 'signature_mismatch' });
   });
 });
