@@ -38,7 +38,7 @@ options
   --dup N         send the same delivery N times, one after the other (default 1)
   --concurrent N  send N copies of the delivery at once (default 1)
   --url URL       post here instead of the local stack's URL for the provider
-  --id ID         use this provider event id (to redeliver "the same" event)
+  --id ID         use this provider event id (to redeliver "the same" event; Twilio: MessageSid[:status])
   --object ID     use this business object id (payment intent, order, payment, invoice)
   --secret S      sign with this secret instead of the configured one
   --bytes SIZE    ${sizedSamples()} only: a body of exactly SIZE (700kb, 3mb, 5.5mb)${extraOptions}`;

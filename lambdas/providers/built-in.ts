@@ -12,6 +12,7 @@ import { slackProvider } from './slack.js';
 import { squareProvider } from './square.js';
 import { standardProvider } from './standard.js';
 import { stripeProvider } from './stripe.js';
+import { twilioProvider } from './twilio.js';
 
 export const BUILT_IN_PROVIDERS = [
   stripeProvider,
@@ -22,6 +23,7 @@ export const BUILT_IN_PROVIDERS = [
   paddleProvider,
   slackProvider,
   squareProvider,
+  twilioProvider,
 ] as const;
 
 export type BuiltInProviderId = (typeof BUILT_IN_PROVIDERS)[number]['id'];

@@ -34,11 +34,16 @@ export interface WebhookRequest {
  * `url_verification`, Discord's PING): sent as is, after the signature checked out, and never
  * claimed or queued.
  */
-export interface HandshakeResponse {
+export interface HandshakeResponse extends ProviderReply {
   /** What it was, for the log line and the `reason` metric dimension (`url_verification`, `ping`). */
   readonly name: string;
+}
+
+/** An HTTP answer in the provider's own format, sent as is instead of the receiver's JSON. */
+export interface ProviderReply {
   readonly statusCode: number;
   readonly contentType: string;
+  /** Empty for a body-less answer (a 204). */
   readonly body: string;
 }
 
@@ -239,6 +244,13 @@ export interface Provider<Id extends string = ProviderId> {
    * for an event. Called after `verify`, before `extract`. Never throws.
    */
   handshake?(request: WebhookRequest): HandshakeResponse | undefined;
+  /**
+   * The answer the provider expects to an event the receiver took (`accepted`) or already had
+   * (`duplicate`), when it is not the receiver's JSON: an interaction response (Discord), TwiML
+   * (Twilio). Undefined keeps the JSON. Every other outcome (401, 413, 5xx) keeps the receiver's
+   * JSON and status. Never throws.
+   */
+  acknowledge?(request: WebhookRequest, outcome: 'accepted' | 'duplicate'): ProviderReply | undefined;
   /**
    * The signature covers the public URL (Square, Twilio): the receiver refuses to run the provider
    * without a configured public base URL (`PUBLIC_BASE_URL`, the construct's `publicBaseUrl`).

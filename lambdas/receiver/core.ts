@@ -132,6 +132,30 @@ export async function receiveDelivery(
   }
 }
 
+/**
+ * An event taken or already held, answered in the provider's own format when it has one
+ * (`acknowledge`); the outcome, the metrics and the log line stay the receiver's.
+ */
+/** Names the outcome of a delivery answered in the provider's own format. */
+export const OUTCOME_HEADER = 'x-webhook-outcome';
+
+function withProviderReply(
+  provider: Provider,
+  request: WebhookRequest,
+  result: DeliveryResult,
+): DeliveryResult {
+  if (result.outcome !== 'accepted' && result.outcome !== 'duplicate') return result;
+  const reply = provider.acknowledge?.(request, result.outcome);
+  if (reply === undefined) return result;
+  return {
+    ...result,
+    statusCode: reply.statusCode,
+    // The receiver's own verdict stays visible to the sender's tooling and to `npm run send`.
+    headers: { ...result.headers, [OUTCOME_HEADER]: result.outcome },
+    response: { contentType: reply.contentType, body: reply.body },
+  };
+}
+
 async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<DeliveryResult> {
   const clock = deps.clock ?? Date.now;
   const provider = getProvider(delivery.providerId);
@@ -282,7 +306,7 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
     expiresAt,
     ...(deps.settings.markEnqueued ? {} : { unmarked: true }),
   };
-  return claimAndEnqueue(claim, outgoing, { ...ids, key }, deps);
+  return withProviderReply(provider, request, await claimAndEnqueue(claim, outgoing, { ...ids, key }, deps));
 }
 
 /**

@@ -20,6 +20,7 @@ export const TEST_SECRETS = {
   paddle: 'pdl_ntfset_test_paddle_0123456789',
   slack: 'slack-test-signing-secret',
   square: 'square-test-signature-key',
+  twilio: 'twilio-test-auth-token',
 } as const;
 
 export function stripeHeaders(body: string, secret: string = TEST_SECRETS.stripe, timestampSeconds?: number) {

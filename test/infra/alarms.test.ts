@@ -204,8 +204,10 @@ describe('webhook alarms', () => {
     });
   });
 
-  it('creates 3 alarms per provider (GitHub 2) and 10 for the pipeline', () => {
-    expect(Object.keys(alarms)).toHaveLength(3 * PROVIDER_LIST.length - 1 + 10);
+  it('creates 3 alarms per provider (GitHub and Twilio 2: no duplicate-ratio-low) and 10 for the pipeline', () => {
+    const withoutRatioLow = PROVIDER_LIST.filter((p) => !p.alarms.duplicateRatioLow).map((p) => p.id);
+    expect(withoutRatioLow).toEqual(['github', 'twilio']);
+    expect(Object.keys(alarms)).toHaveLength(3 * PROVIDER_LIST.length - withoutRatioLow.length + 10);
   });
 
   it('counts throttled (429) deliveries from the access log and alarms on the first; 4xx by rate', () => {

@@ -46,6 +46,7 @@ describe('the deployed contract of the example stack', () => {
         'AWS::SecretsManager::Secret WebhooksSecretsPaddle5AA717F5',
         'AWS::SecretsManager::Secret WebhooksSecretsSlackD6F0F648',
         'AWS::SecretsManager::Secret WebhooksSecretsSquareCEA214D8',
+        'AWS::SecretsManager::Secret WebhooksSecretsTwilioD2DF2524',
         'AWS::S3::Bucket WebhooksArchiveBucketF7F58BF6',
         'AWS::SQS::Queue WebhooksProcessingDeadLetterQueueC3360313',
         'AWS::SQS::Queue WebhooksProcessingEventQueue992CB33C',
@@ -62,10 +63,17 @@ describe('the deployed contract of the example stack', () => {
   it('keeps the output names', () => {
     expect(Object.keys(s.template.toJSON().Outputs).sort()).toEqual(
       [
-        ...['Stripe', 'Github', 'Shopify', 'Asaas', 'Standard', 'Paddle', 'Slack', 'Square'].flatMap((p) => [
-          `${p}WebhookUrl`,
-          `${p}SecretArn`,
-        ]),
+        ...[
+          'Stripe',
+          'Github',
+          'Shopify',
+          'Asaas',
+          'Standard',
+          'Paddle',
+          'Slack',
+          'Square',
+          'Twilio',
+        ].flatMap((p) => [`${p}WebhookUrl`, `${p}SecretArn`]),
         'ClaimsTableName',
         'PaymentsTableName',
         'OrdersTableName',

@@ -35,6 +35,7 @@ describe('provider tables', () => {
       '  | paddle | `pdl_ntfset_local_development_secret` |',
       '  | slack | `local-slack-signing-secret` |',
       '  | square | `local-square-signature-key` |',
+      '  | twilio | `local-twilio-auth-token` |',
       '  <!-- /providers:dev-secrets -->',
       'outro',
     ]);

@@ -79,6 +79,7 @@ describe('registry', () => {
       'paddle',
       'slack',
       'square',
+      'twilio',
       'acme',
     ]);
     expect(extended.perProvider((p) => p.defaultAccount)).toEqual({
@@ -90,6 +91,7 @@ describe('registry', () => {
       paddle: 'default',
       slack: 'default',
       square: 'default',
+      twilio: 'default',
       acme: 'main',
     });
     expect(extended.getProvider('acme')).toBe(acmeProvider);
@@ -112,6 +114,7 @@ describe('registry', () => {
       paddle: 'WEBHOOK_SECRET_PADDLE',
       slack: 'WEBHOOK_SECRET_SLACK',
       square: 'WEBHOOK_SECRET_SQUARE',
+      twilio: 'WEBHOOK_SECRET_TWILIO',
     });
   });
 

@@ -12,6 +12,7 @@ import { shopifyOrder } from './shopify.js';
 import { squarePayment } from './square.js';
 import { standardInvoice } from './standard.js';
 import { stripeChargeRefunded, stripePaymentIntent } from './stripe.js';
+import { twilioMessage } from './twilio.js';
 
 export const EXAMPLE_APPLIERS: ApplierRegistry = {
   stripe: {
@@ -36,6 +37,9 @@ export const EXAMPLE_APPLIERS: ApplierRegistry = {
   },
   square: {
     'payment.*': squarePayment,
+  },
+  twilio: {
+    'message.*': twilioMessage,
   },
   // A provider by configuration (examples/providers/onfido.json): applied when it is configured.
   onfido: {
