@@ -40,7 +40,8 @@ options
   --url URL       post here instead of the local stack's URL for the provider
   --id ID         use this provider event id (to redeliver "the same" event; Twilio: MessageSid[:status])
   --object ID     use this business object id (payment intent, order, payment, invoice)
-  --secret S      sign with this secret instead of the configured one
+  --secret S      sign with this secret instead of the configured one (Discord: a 32-byte Ed25519
+                  seed in hex; the configured development public key signs with its own pair)
   --bytes SIZE    ${sizedSamples()} only: a body of exactly SIZE (700kb, 3mb, 5.5mb)${extraOptions}`;
 }
 

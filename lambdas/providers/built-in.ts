@@ -5,6 +5,7 @@
  * adds one the same way, by mocking this module (test/providers/extra-provider.e2e.test.ts).
  */
 import { asaasProvider } from './asaas.js';
+import { discordProvider } from './discord.js';
 import { githubProvider } from './github.js';
 import { paddleProvider } from './paddle.js';
 import { shopifyProvider } from './shopify.js';
@@ -24,6 +25,7 @@ export const BUILT_IN_PROVIDERS = [
   slackProvider,
   squareProvider,
   twilioProvider,
+  discordProvider,
 ] as const;
 
 export type BuiltInProviderId = (typeof BUILT_IN_PROVIDERS)[number]['id'];

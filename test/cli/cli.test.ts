@@ -64,7 +64,7 @@ describe('the webhooks bin', () => {
     const result = await webhooks('inspect', 'paypal', 'evt_1');
     expect(result.code).toBe(2);
     expect(result.stderr.trim()).toBe(
-      'webhooks: unknown provider "paypal": one of stripe, github, shopify, asaas, standard, paddle, slack, square, twilio (webhooks inspect --help)',
+      'webhooks: unknown provider "paypal": one of stripe, github, shopify, asaas, standard, paddle, slack, square, twilio, discord (webhooks inspect --help)',
     );
     noStackTrace(result.stderr);
   });

@@ -57,7 +57,18 @@ describe('replayQuery', () => {
 
   it('replays a time range for every provider with "all"', () => {
     expect(replayArgs(['all', '--from', '2026-12-01', '--to', '2026-12-02'])).toMatchObject({
-      providers: ['stripe', 'github', 'shopify', 'asaas', 'standard', 'paddle', 'slack', 'square', 'twilio'],
+      providers: [
+        'stripe',
+        'github',
+        'shopify',
+        'asaas',
+        'standard',
+        'paddle',
+        'slack',
+        'square',
+        'twilio',
+        'discord',
+      ],
     });
   });
 

@@ -1,13 +1,14 @@
 /**
- * Paddle, Slack, Square and Twilio over HTTP against `npm start`, signed as each provider signs (the
+ * Paddle, Slack, Square, Twilio and Discord over HTTP against `npm start`, signed as each provider signs (the
  * provider tests cross-check those rules against the official libraries): accepted once, absorbed on
  * redelivery, refused when forged, stale or tampered; Slack's handshake answered with nothing
- * claimed; Twilio answered in TwiML; Square's and Twilio's signed URLs taken from the stack's own URL, never from the Host header.
+ * claimed; Twilio answered in TwiML; Discord's PING answered with PONG and its interactions deferred; Square's and Twilio's signed URLs taken from the stack's own URL, never from the Host header.
  */
 import { request as httpRequest } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DISCORD_DEV_PUBLIC_KEY } from '../../lambdas/providers/discord.js';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.js';
 import { sampleDelivery } from '../../local/samples.js';
 import { type LocalStackProcess, startLocalStackProcess } from '../helpers/local-stack-process.js';
@@ -34,7 +35,7 @@ afterAll(async () => {
   doc?.destroy();
 }, 30_000);
 
-const url = (provider: 'paddle' | 'slack' | 'square' | 'twilio') => {
+const url = (provider: 'paddle' | 'slack' | 'square' | 'twilio' | 'discord') => {
   const value = outputs[`${provider[0]?.toUpperCase()}${provider.slice(1)}WebhookUrl`];
   if (!value) throw new Error(`no ${provider} URL in the outputs`);
   return value;
@@ -71,7 +72,7 @@ const claimCount = async () =>
 const now = () => Math.floor(Date.now() / 1000);
 
 it('publishes a webhook URL for each', () => {
-  for (const provider of ['paddle', 'slack', 'square', 'twilio'] as const)
+  for (const provider of ['paddle', 'slack', 'square', 'twilio', 'discord'] as const)
     expect(url(provider)).toMatch(new RegExp(`/webhooks/${provider}$`));
 });
 
@@ -319,6 +320,126 @@ describe('twilio', () => {
       const answer = await postForm(body, headers);
       expect(answer).toMatchObject({ status: 401, type: 'application/json', outcome: null });
       expect(JSON.parse(answer.text)).toMatchObject({ outcome: 'invalid_signature', reason });
+    }
+    expect(await claimCount()).toBe(before);
+  });
+});
+
+describe('discord', () => {
+  const app = '1187301233440161844';
+  /** An interaction id (snowflake) for a moment in milliseconds, so tests control the order. */
+  const snowflakeAt = (ms: number, worker = 1) =>
+    (((BigInt(ms) - 1_420_070_400_000n) << 22n) | BigInt(worker)).toString();
+  const signed = (
+    type: string,
+    overrides: { eventId?: string; objectId?: string; secret?: string; nowSeconds?: number } = {},
+  ) =>
+    sampleDelivery('discord', {
+      type,
+      ...(overrides.eventId === undefined ? {} : { eventId: overrides.eventId }),
+      ...(overrides.objectId === undefined ? {} : { objectId: overrides.objectId }),
+      secret: overrides.secret ?? TEST_SECRETS.discord,
+      nowSeconds: overrides.nowSeconds ?? now(),
+    });
+  const postInteraction = async (body: string, headers: Record<string, string>) => {
+    const response = await fetch(url('discord'), { method: 'POST', headers, body });
+    return {
+      status: response.status,
+      type: response.headers.get('content-type'),
+      outcome: response.headers.get('x-webhook-outcome'),
+      json: JSON.parse(await response.text()) as Record<string, unknown>,
+    };
+  };
+
+  it('verifies with the development public key, which the local stack was given', () => {
+    expect(TEST_SECRETS.discord).toBe(DISCORD_DEV_PUBLIC_KEY);
+  });
+
+  it('answers a signed PING with PONG, claiming and queueing nothing; a forged PING gets 401', async () => {
+    const before = await claimCount();
+    const ping = signed('ping');
+    expect(await postInteraction(ping.body, ping.headers)).toEqual({
+      status: 200,
+      type: 'application/json',
+      outcome: null,
+      json: { type: 1 },
+    });
+    // Discord checks endpoints with bad signatures too: they must get 401.
+    const forged = signed('ping', { secret: '11'.repeat(32) });
+    expect(await postInteraction(forged.body, forged.headers)).toMatchObject({
+      status: 401,
+      json: { outcome: 'invalid_signature', reason: 'signature_mismatch' },
+    });
+    expect(await claimCount()).toBe(before);
+  });
+
+  it('defers a command with {"type":5}, answers its replay the same, and records it once', async () => {
+    const interactionId = snowflakeAt(Date.now());
+    const key = `discord:${app}:${interactionId}`;
+    const command = signed('application_command.refund', { eventId: interactionId });
+    expect(await postInteraction(command.body, command.headers)).toEqual({
+      status: 200,
+      type: 'application/json',
+      outcome: 'accepted',
+      json: { type: 5 },
+    });
+    expect(await postInteraction(command.body, command.headers)).toMatchObject({
+      status: 200,
+      outcome: 'duplicate',
+      json: { type: 5 },
+    });
+    expect(await done(key)).toMatchObject({ outcome: 'applied', provider: 'discord', deliveries: 2 });
+    expect(await resource(`discord:${app}:command:${interactionId}`)).toMatchObject({
+      provider: 'discord',
+      kind: 'command',
+      command: 'refund',
+      status: 'requested',
+      lastEventId: interactionId,
+    });
+  });
+
+  it('keeps the later click on a message when two in one second arrive out of order', async () => {
+    const message = snowflakeAt(Date.now() - 60_000, 2);
+    const second = Math.floor(Date.now() / 1000) * 1000;
+    const earlier = snowflakeAt(second + 100);
+    const later = snowflakeAt(second + 900);
+    for (const [type, eventId] of [
+      ['message_component.reject', later],
+      ['message_component.approve', earlier],
+    ] as const) {
+      const click = signed(type, { eventId, objectId: message });
+      expect(await postInteraction(click.body, click.headers)).toMatchObject({
+        status: 200,
+        outcome: 'accepted',
+        json: { type: 6 },
+      });
+      await done(`discord:${app}:${eventId}`);
+    }
+    expect(await resource(`discord:${app}:message:${message}`)).toMatchObject({
+      kind: 'message',
+      status: 'reject',
+      lastEventId: later,
+    });
+  });
+
+  it('refuses another key, a tampered body, missing headers and a stale timestamp with 401, writing nothing', async () => {
+    const before = await claimCount();
+    const eventId = snowflakeAt(Date.now());
+    const otherKey = signed('application_command.refund', { eventId, secret: '22'.repeat(32) });
+    const delivery = signed('application_command.refund', { eventId });
+    const stale = signed('application_command.refund', { eventId, nowSeconds: now() - 600 });
+    for (const [body, headers, reason] of [
+      [otherKey.body, otherKey.headers, 'signature_mismatch'],
+      [delivery.body.replace('"refund"', '"refunds"'), delivery.headers, 'signature_mismatch'],
+      [delivery.body, { 'content-type': 'application/json' }, 'missing_signature'],
+      [stale.body, stale.headers, 'timestamp_outside_tolerance'],
+    ] as const) {
+      expect(await postInteraction(body, headers)).toMatchObject({
+        status: 401,
+        type: 'application/json',
+        outcome: null,
+        json: { outcome: 'invalid_signature', reason },
+      });
     }
     expect(await claimCount()).toBe(before);
   });

@@ -7,6 +7,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { sign as githubSign } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
+import { DISCORD_DEV_PUBLIC_KEY } from '../../lambdas/providers/discord.js';
 
 const stripe = new Stripe('sk_test_signing_only');
 
@@ -21,6 +22,8 @@ export const TEST_SECRETS = {
   slack: 'slack-test-signing-secret',
   square: 'square-test-signature-key',
   twilio: 'twilio-test-auth-token',
+  // A public key: the development pair's, whose private half lambdas/providers/discord.ts signs with.
+  discord: DISCORD_DEV_PUBLIC_KEY,
 } as const;
 
 export function stripeHeaders(body: string, secret: string = TEST_SECRETS.stripe, timestampSeconds?: number) {

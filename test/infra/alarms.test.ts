@@ -206,7 +206,7 @@ describe('webhook alarms', () => {
 
   it('creates 3 alarms per provider (GitHub and Twilio 2: no duplicate-ratio-low) and 10 for the pipeline', () => {
     const withoutRatioLow = PROVIDER_LIST.filter((p) => !p.alarms.duplicateRatioLow).map((p) => p.id);
-    expect(withoutRatioLow).toEqual(['github', 'twilio']);
+    expect(withoutRatioLow).toEqual(['github', 'twilio', 'discord']);
     expect(Object.keys(alarms)).toHaveLength(3 * PROVIDER_LIST.length - withoutRatioLow.length + 10);
   });
 

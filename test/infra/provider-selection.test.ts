@@ -25,7 +25,7 @@ describe('builtInProviders', () => {
 
   it('refuses an id that is no built-in provider, naming them', () => {
     expect(() => synthesize({ props: { builtInProviders: ['stripe', 'strpe' as 'stripe'] } })).toThrow(
-      /builtInProviders: "strpe" is not a built-in provider \(they are stripe, github, shopify, asaas, standard, paddle, slack, square, twilio\)/,
+      /builtInProviders: "strpe" is not a built-in provider \(they are stripe, github, shopify, asaas, standard, paddle, slack, square, twilio, discord\)/,
     );
     expect(() => synthesize({ props: { builtInProviders: ['stripe', 'stripe'] } })).toThrow(
       'builtInProviders: an id is listed twice',

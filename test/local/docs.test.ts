@@ -36,6 +36,7 @@ describe('provider tables', () => {
       '  | slack | `local-slack-signing-secret` |',
       '  | square | `local-square-signature-key` |',
       '  | twilio | `local-twilio-auth-token` |',
+      '  | discord | `1c9cb0941c40ba02a4aaa02889f462a4f7abd6e7bb4dd77d07fa48f59e53fcd1` |',
       '  <!-- /providers:dev-secrets -->',
       'outro',
     ]);

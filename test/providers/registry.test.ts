@@ -80,6 +80,7 @@ describe('registry', () => {
       'slack',
       'square',
       'twilio',
+      'discord',
       'acme',
     ]);
     expect(extended.perProvider((p) => p.defaultAccount)).toEqual({
@@ -92,6 +93,7 @@ describe('registry', () => {
       slack: 'default',
       square: 'default',
       twilio: 'default',
+      discord: 'default',
       acme: 'main',
     });
     expect(extended.getProvider('acme')).toBe(acmeProvider);
@@ -115,6 +117,7 @@ describe('registry', () => {
       slack: 'WEBHOOK_SECRET_SLACK',
       square: 'WEBHOOK_SECRET_SQUARE',
       twilio: 'WEBHOOK_SECRET_TWILIO',
+      discord: 'WEBHOOK_SECRET_DISCORD',
     });
   });
 

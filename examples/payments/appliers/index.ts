@@ -5,6 +5,7 @@
  */
 import type { ApplierRegistry } from '../../../lambdas/processor/sdk/index.js';
 import { asaasPayment } from './asaas.js';
+import { discordCommand, discordMessageDecision } from './discord.js';
 import { githubPush } from './github.js';
 import { onfidoCheck } from './onfido.js';
 import { paddleTransaction } from './paddle.js';
@@ -40,6 +41,11 @@ export const EXAMPLE_APPLIERS: ApplierRegistry = {
   },
   twilio: {
     'message.*': twilioMessage,
+  },
+  discord: {
+    'application_command*': discordCommand,
+    'modal_submit*': discordCommand,
+    'message_component*': discordMessageDecision,
   },
   // A provider by configuration (examples/providers/onfido.json): applied when it is configured.
   onfido: {
