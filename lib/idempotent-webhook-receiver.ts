@@ -185,6 +185,12 @@ export interface IdempotentWebhookReceiverProps {
    */
   readonly archiveRetention?: Duration;
   /**
+   * How long a Shopify `customers/data_request` export (`compliance/shopify/...` in the archive
+   * bucket) is kept for an operator to fetch and send to the merchant (docs/rules.md, section 11).
+   * @default Duration.days(30)
+   */
+  readonly complianceExportRetention?: Duration;
+  /**
    * Queue messages larger than this (bytes) carry a pointer to the body in the archive bucket
    * instead of the body: a claim check. From 1,024 to 1,048,576 (SQS's message limit). The default
    * is seven SQS billing chunks (448 KiB), where a claim check's S3 PUT and GET start to cost less
@@ -346,6 +352,9 @@ export class IdempotentWebhookReceiver extends Construct {
     const archive = new PayloadArchive(this, 'Archive', {
       removalPolicy,
       ...(props.archiveRetention ? { retention: props.archiveRetention } : {}),
+      ...(props.complianceExportRetention
+        ? { complianceExportRetention: props.complianceExportRetention }
+        : {}),
     });
 
     const processing = new EventProcessor(this, 'Processing', {
@@ -371,6 +380,8 @@ export class IdempotentWebhookReceiver extends Construct {
       logRetention,
       sourceMaps: props.sourceMaps ?? false,
       archiveBucket: archive.bucket,
+      // Shopify's redact topics delete from the archive: only a stack that serves Shopify may.
+      compliance: registry.PROVIDER_IDS.includes('shopify'),
     });
     // A processor that crashed mid-event must have lost its lease by the time SQS shows the message
     // again, or the retry finds the claim still held and the receive is wasted on the way to the DLQ.
@@ -410,6 +421,16 @@ export class IdempotentWebhookReceiver extends Construct {
       throw new IdempotentWebhookReceiverPropsError(
         `archiveRetention (${archive.retention.toDays()} days) must be at least the claim retention ` +
           `(${processing.claimRetention.toDays()} days): a redriven claim check must still find its body`,
+      );
+    }
+
+    const exportRetention = props.complianceExportRetention;
+    if (
+      exportRetention !== undefined &&
+      (exportRetention.toSeconds() < 86_400 || exportRetention.toSeconds() % 86_400 !== 0)
+    ) {
+      throw new IdempotentWebhookReceiverPropsError(
+        `complianceExportRetention must be a whole number of days, at least 1 (S3 lifecycle rules count in days); got ${exportRetention.toSeconds()} s`,
       );
     }
 

@@ -1,6 +1,7 @@
 /** The command registry and the top-level help. */
 import { GLOBAL_OPTIONS_HELP } from '../args.js';
 import type { Command } from '../command.js';
+import { complianceExportCommand, complianceListCommand } from './compliance.js';
 import { dlqListCommand, dlqRedriveCommand } from './dlq.js';
 import { inspectCommand } from './inspect.js';
 import { replayCommand } from './replay.js';
@@ -14,6 +15,8 @@ export const COMMANDS: readonly Command[] = [
   replayCommand,
   stuckCommand,
   sendCommand,
+  complianceListCommand,
+  complianceExportCommand,
 ];
 
 export function overview(): string {
@@ -21,7 +24,7 @@ export function overview(): string {
   return `usage: webhooks <command> [options]
 
 Operate the idempotent webhook receiver: answer "was it claimed once or twice?", list and redrive
-the dead-letter queue, replay archived events, list stuck claims, send signed samples.
+the dead-letter queue, replay archived events, list stuck claims, send signed samples, fetch Shopify data-request exports.
 
 commands
 ${commands}

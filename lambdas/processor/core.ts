@@ -23,6 +23,7 @@ import { matchEventType } from '../shared/keys.js';
 import type { ClaimRecord, Lease, NewClaim } from '../store/claim.js';
 import { ArchiveFormatError, type PayloadArchive } from '../store/payload-archive.js';
 import { LeaseLostError, type ProcessingClaims, type ProcessingOutcome } from '../store/processing-claims.js';
+import { applyCompliance, type ComplianceStore, complianceRequestOf } from './compliance.js';
 import { isNewer, type ReadMark, readMark, type StateStore, WriteConflictError } from './state-store.js';
 import type {
   Applier,
@@ -61,6 +62,11 @@ export interface ProcessorDeps {
    * read from.
    */
   readonly archive?: PayloadArchive;
+  /**
+   * The archive as Shopify's compliance requests change it (redact, data_request): set with the
+   * archive when Shopify is served. @default none: a compliance request is logged and completed
+   */
+  readonly compliance?: ComplianceStore;
 }
 
 export type ProcessResult =
@@ -333,6 +339,27 @@ async function applyEvent(
 ): Promise<ProcessingOutcome> {
   const clock = deps.clock ?? Date.now;
   const archived = archiveKey === undefined ? {} : { archiveKey };
+  // Shopify's compliance topics are the processor's own, before (and besides) any applier; repeat-safe.
+  const compliance = progressOf(claim).stateDone ? undefined : complianceRequestOf(event);
+  if (compliance !== undefined) {
+    if (deps.compliance === undefined) {
+      deps.log.info('compliance request applied', {
+        provider: event.provider,
+        topic: compliance.topic,
+        shop: compliance.shop,
+        key: event.key,
+        archive: 'off: nothing stored to redact or export',
+      });
+    } else {
+      await applyCompliance(compliance, event, {
+        store: deps.compliance,
+        log: deps.log,
+        clock,
+        markRedacted: (key, nowMs) => deps.claims.markRedacted(key, event.key, nowMs),
+        afterObject: (eventId) => deps.faultPoint?.('compliance.afterObject', eventId),
+      });
+    }
+  }
   const applier = resolveApplier(deps.appliers, event.provider, event.eventType);
   if (!applier) {
     deps.log.info('no business applier for this event type; completing it as unhandled', {
@@ -343,10 +370,15 @@ async function applyEvent(
     await deps.claims.markStep(
       event.key,
       lease.token,
-      { step: 'state', plannedEffects: [], done: 'unhandled', ...archived },
+      {
+        step: 'state',
+        plannedEffects: [],
+        done: compliance === undefined ? 'unhandled' : 'applied',
+        ...archived,
+      },
       clock(),
     );
-    return 'unhandled';
+    return compliance === undefined ? 'unhandled' : 'applied';
   }
 
   const progress = progressOf(claim);

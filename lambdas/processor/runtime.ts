@@ -23,6 +23,7 @@ import {
   PROVIDER_DIMENSION,
   ProcessorMetric,
 } from '../shared/metric-names.js';
+import { S3ComplianceStore } from '../store/compliance-store.js';
 import { S3PayloadArchive } from '../store/payload-archive.js';
 import { ProcessingClaims } from '../store/processing-claims.js';
 import { archiveBatch, type BatchArchives } from './batch-archive.js';
@@ -261,15 +262,14 @@ export function processorDepsFromEnvironment(
     claimRetentionSeconds: settings.claimRetentionSeconds,
     effects: effectAdapters(settings.effects),
     ...(faultPoint ? { faultPoint } : {}),
-    ...(settings.archiveBucket
-      ? {
-          archive: new S3PayloadArchive(
-            new S3Client({ maxAttempts: 3, forcePathStyle: settings.archiveForcePathStyle }),
-            settings.archiveBucket,
-          ),
-        }
-      : {}),
+    ...(settings.archiveBucket ? archiveDeps(settings.archiveBucket, settings.archiveForcePathStyle) : {}),
   };
+}
+
+/** The archive, and the same bucket as Shopify's compliance requests change it (one S3 client). */
+function archiveDeps(bucket: string, forcePathStyle: boolean): Pick<ProcessorDeps, 'archive' | 'compliance'> {
+  const s3 = new S3Client({ maxAttempts: 3, forcePathStyle });
+  return { archive: new S3PayloadArchive(s3, bucket), compliance: new S3ComplianceStore(s3, bucket) };
 }
 
 /** An HTTP adapter for each configured effect with a URL; one without a URL is not configured. */

@@ -109,34 +109,73 @@ function sign(body: string | Buffer, secret: string): Record<string, string> {
   return { 'x-shopify-hmac-sha256': hmacSha256(secret, bodyBytes(body)).toString('base64') };
 }
 
+const SAMPLE_SHOP = 'example-shop.myshopify.com';
+const SAMPLE_CUSTOMER = { id: 207119551, email: 'bob.norman@mail.example.com', phone: '+16136120707' };
+
+/**
+ * A mandatory compliance request in the documented shape; `objectId` is the customer id.
+ * https://shopify.dev/docs/apps/build/compliance/privacy-law-compliance
+ */
+function complianceSample(type: string, options: DevSampleOptions): Record<string, unknown> {
+  const shop = { shop_id: 954889, shop_domain: SAMPLE_SHOP };
+  if (type === 'shop/redact') return shop;
+  const customer = {
+    ...SAMPLE_CUSTOMER,
+    ...(options.objectId === undefined ? {} : { id: Number(options.objectId) }),
+  };
+  if (type === 'customers/redact') return { ...shop, customer, orders_to_redact: [] };
+  return {
+    ...shop,
+    orders_requested: [],
+    customer,
+    data_request: { id: Number.parseInt(randomHex(3), 16) },
+  };
+}
+
 /** An order webhook (https://shopify.dev/docs/api/webhooks?reference=toml#list-orders/create). */
 function sample(type: string, options: DevSampleOptions): DevSample {
+  const webhookId = options.eventId ?? randomUUID();
+  const headers = (now: number) => ({
+    'content-type': 'application/json',
+    'x-shopify-topic': type,
+    'x-shopify-shop-domain': SAMPLE_SHOP,
+    'x-shopify-webhook-id': webhookId,
+    'x-shopify-event-id': webhookId,
+    'x-shopify-triggered-at': new Date(now).toISOString(),
+    'x-shopify-api-version': '2025-10',
+  });
+  if (type === 'customers/data_request' || type === 'customers/redact' || type === 'shop/redact') {
+    const body = complianceSample(type, options);
+    const customer = (body.customer as { id?: number } | undefined)?.id;
+    return {
+      body: JSON.stringify(body),
+      headers: headers(options.nowSeconds * 1000),
+      summary: `${type} ${customer === undefined ? `shop ${SAMPLE_SHOP}` : `customer ${customer}`} (compliance)`,
+    };
+  }
   const orderId = options.objectId ?? String(5_000_000_000_000 + Number.parseInt(randomHex(3), 16));
   const now = options.nowSeconds * 1000;
+  const orderEmail = SAMPLE_CUSTOMER.email;
   const order = {
     id: Number(orderId),
     admin_graphql_api_id: `gid://shopify/Order/${orderId}`,
     name: '#1001',
-    email: 'bob.norman@mail.example.com',
+    email: orderEmail,
     created_at: new Date(now - 60_000).toISOString(),
     updated_at: new Date(now).toISOString(),
     financial_status: type === 'orders/create' ? 'pending' : 'paid',
     fulfillment_status: null,
     total_price: '199.00',
     currency: 'USD',
+    customer: {
+      id: SAMPLE_CUSTOMER.id,
+      email: orderEmail,
+      admin_graphql_api_id: `gid://shopify/Customer/${SAMPLE_CUSTOMER.id}`,
+    },
   };
-  const webhookId = options.eventId ?? randomUUID();
   return {
     body: JSON.stringify(order),
-    headers: {
-      'content-type': 'application/json',
-      'x-shopify-topic': type,
-      'x-shopify-shop-domain': 'example-shop.myshopify.com',
-      'x-shopify-webhook-id': webhookId,
-      'x-shopify-event-id': webhookId,
-      'x-shopify-triggered-at': new Date(now).toISOString(),
-      'x-shopify-api-version': '2025-10',
-    },
+    headers: headers(now),
     summary: `${type} order ${orderId}`,
   };
 }
@@ -160,7 +199,17 @@ export const shopifyProvider = defineProvider({
   extract,
   readPayload,
   secretScope,
-  dev: { sampleTypes: ['orders/create', 'orders/updated'], sample, sign },
+  dev: {
+    sampleTypes: [
+      'orders/create',
+      'orders/updated',
+      'customers/data_request',
+      'customers/redact',
+      'shop/redact',
+    ],
+    sample,
+    sign,
+  },
   docs: {
     signature: {
       header: '`X-Shopify-Hmac-Sha256: <base64>`',

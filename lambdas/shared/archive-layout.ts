@@ -5,6 +5,9 @@
  */
 export const ARCHIVE_PREFIX = 'events';
 
+/** Shopify data-request exports (lambdas/processor/compliance.ts), with a lifecycle rule of their own. */
+export const COMPLIANCE_PREFIX = 'compliance';
+
 /** The UTC day (`yyyy-mm-dd`) of an ISO-8601 time, as the archive's prefixes name it. */
 export function archiveDay(isoTime: string): string {
   return /^\d{4}-\d{2}-\d{2}/.exec(isoTime)?.[0] ?? 'unknown-date';

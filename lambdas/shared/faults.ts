@@ -14,6 +14,8 @@ export const FAULT_POINT_NAMES = [
   'processor.afterClaim',
   'processor.crashAfterClaim',
   'processor.afterState',
+  // After each archive object a Shopify compliance request has scanned (lambdas/processor/compliance.ts).
+  'compliance.afterObject',
 ] as const;
 
 /**

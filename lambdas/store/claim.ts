@@ -68,6 +68,12 @@ export interface ClaimRecord {
   /** S3 key of the payload archive object (bucket: the stack's archive bucket). */
   readonly archiveKey?: string;
   /**
+   * A Shopify compliance request removed this event's payload from the archive: the request's
+   * idempotency key and when (ISO-8601). `archiveKey` may name an object that no longer holds it.
+   */
+  readonly redactedBy?: string;
+  readonly redactedAt?: string;
+  /**
    * Written by a receiver that does not mark claims ENQUEUED (`markEnqueued: false`): this RECEIVED
    * claim's event was sent (or is being sent) with no mark to follow. A duplicate sends a copy of its
    * own; the sweeper waits the ENQUEUED staleness before calling it stuck. Removed by a release.

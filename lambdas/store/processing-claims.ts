@@ -252,6 +252,19 @@ export class ProcessingClaims extends ClaimsTable {
   }
 
   /** Records a step (alone, outside a transaction). Throws LeaseLostError if the lease is not ours. */
+  /**
+   * Records on the claim of an event whose archived payload a compliance request removed, which
+   * request and when; false when there is no claim (expired, or never claimed here).
+   */
+  async markRedacted(pk: string, by: string, nowMs: number): Promise<boolean> {
+    return this.updateIf({
+      Key: { pk },
+      UpdateExpression: 'SET redactedBy = :by, redactedAt = :now',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':by': by, ':now': iso(nowMs) },
+    });
+  }
+
   async markStep(pk: string, leaseToken: string, mark: StepMark, nowMs: number): Promise<void> {
     await this.fenced(pk, this.stepUpdate(pk, leaseToken, mark, nowMs));
   }

@@ -13,6 +13,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { toEnvironment } from '../../lambdas/processor/settings.js';
 import type { HmacProviderConfig } from '../../lambdas/providers/hmac.js';
+import { COMPLIANCE_PREFIX } from '../../lambdas/shared/archive-layout.js';
 import { DLQ_RETENTION_SECONDS, REDRIVE_MARGIN_SECONDS } from '../../lambdas/shared/claim-retention.js';
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names.js';
 import { SQS_MAX_MESSAGE_BYTES } from '../../lambdas/shared/payload-limits.js';
@@ -69,6 +70,11 @@ export interface EventProcessorProps {
   readonly sourceMaps?: boolean;
   /** Where the processor archives payloads. */
   readonly archiveBucket: s3.IBucket;
+  /**
+   * Shopify is served: its compliance requests may delete archived events and write exports
+   * (lambdas/processor/compliance.ts). @default false
+   */
+  readonly compliance?: boolean;
 }
 
 export class EventProcessor extends Construct {
@@ -191,6 +197,22 @@ export class EventProcessor extends Construct {
       ['s3:PutObject', 's3:GetObject'],
       'One object per batch (named by a random id) and one per claim-checked event (named by its idempotency key): the object names cannot be known in advance, so PutObject and GetObject are scoped to the archive prefix of this one bucket.',
     );
+
+    if (props.compliance === true) {
+      grantArchivePrefix(
+        processor.role,
+        props.archiveBucket,
+        ['s3:DeleteObject'],
+        "Shopify's customers/redact and shop/redact remove that customer's or shop's events from archive objects whose names are per batch and per event, never known in advance.",
+      );
+      grantArchivePrefix(
+        processor.role,
+        props.archiveBucket,
+        ['s3:PutObject', 's3:DeleteObject'],
+        "Shopify's customers/data_request writes one export per request (named by shop, customer and request id); a redact deletes that customer's exports.",
+        COMPLIANCE_PREFIX,
+      );
+    }
 
     // Grants the poller's SQS actions on this queue only (Receive, Delete, ChangeVisibility, ...).
     this.processor.addEventSource(

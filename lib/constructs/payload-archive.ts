@@ -8,11 +8,13 @@ import { type CfnElement, Duration, type RemovalPolicy, Stack, Validations } fro
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { ARCHIVE_PREFIX } from '../../lambdas/shared/archive-layout.js';
+import { ARCHIVE_PREFIX, COMPLIANCE_PREFIX } from '../../lambdas/shared/archive-layout.js';
 
 export interface PayloadArchiveProps {
   /** How long archived payloads are kept. @default Duration.days(90) */
   readonly retention?: Duration;
+  /** How long compliance exports (`compliance/`) are kept. @default Duration.days(30) */
+  readonly complianceExportRetention?: Duration;
   /** @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy;
 }
@@ -38,6 +40,11 @@ export class PayloadArchive extends Construct {
           expiration: this.retention,
           abortIncompleteMultipartUploadAfter: Duration.days(1),
         },
+        {
+          id: 'expire-compliance-exports',
+          prefix: `${COMPLIANCE_PREFIX}/`,
+          expiration: props.complianceExportRetention ?? Duration.days(30),
+        },
       ],
     });
     Validations.of(this.bucket).acknowledge({
@@ -57,16 +64,17 @@ export function grantArchivePrefix(
   bucket: s3.IBucket,
   actions: readonly string[],
   reason: string,
+  prefix: string = ARCHIVE_PREFIX,
 ): void {
   role.addToPolicy(
     new iam.PolicyStatement({
       actions: [...actions],
-      resources: [bucket.arnForObjects(`${ARCHIVE_PREFIX}/*`)],
+      resources: [bucket.arnForObjects(`${prefix}/*`)],
     }),
   );
   const bucketLogicalId = Stack.of(role).getLogicalId(bucket.node.defaultChild as CfnElement);
   Validations.of(role).acknowledge({
-    id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${ARCHIVE_PREFIX}/*]`,
+    id: `AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/${prefix}/*]`,
     reason,
   });
 }

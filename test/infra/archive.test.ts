@@ -60,28 +60,51 @@ describe('payload archive', () => {
     });
   });
 
-  it('lets the processor put and get objects under events/ of that bucket only, and list it (404, not 403, for a missing body)', () => {
-    const role = s.logicalId(s.stack.webhooks.processorFunction.role as never);
-    const s3Statements = statementsOfRole(s.template, role).filter((st) =>
-      JSON.stringify(st.Action).includes('s3:'),
+  const arn = (st: SynthesizedStack, prefix: string) => ({
+    'Fn::Join': ['', [{ 'Fn::GetAtt': [st.logicalId(st.stack.webhooks.archiveBucket), 'Arn'] }, prefix]],
+  });
+  const processorS3 = (st: SynthesizedStack) =>
+    statementsOfRole(st.template, st.logicalId(st.stack.webhooks.processorFunction.role as never)).filter(
+      (x) => JSON.stringify(x.Action).includes('s3:'),
     );
-    expect(s3Statements).toEqual([
+
+  it("lets the processor put and get objects under events/ of that bucket only, and list it (404, not 403, for a missing body); with Shopify served, delete there and write exports under compliance/ for Shopify's compliance topics", () => {
+    expect(processorS3(s)).toEqual([
       {
         Action: 's3:ListBucket',
         Effect: 'Allow',
         Resource: { 'Fn::GetAtt': [s.logicalId(s.stack.webhooks.archiveBucket), 'Arn'] },
       },
+      { Action: ['s3:PutObject', 's3:GetObject'], Effect: 'Allow', Resource: arn(s, '/events/*') },
+      { Action: 's3:DeleteObject', Effect: 'Allow', Resource: arn(s, '/events/*') },
+      { Action: ['s3:PutObject', 's3:DeleteObject'], Effect: 'Allow', Resource: arn(s, '/compliance/*') },
+    ]);
+  });
+
+  it('never lets the processor delete from the archive when Shopify is not served', () => {
+    const stripeOnly = synthesize({ props: { builtInProviders: ['stripe', 'github'] } });
+    const statements = processorS3(stripeOnly);
+    expect(statements).toHaveLength(2);
+    expect(JSON.stringify(statements)).not.toMatch(/DeleteObject|compliance/);
+  });
+
+  it('expires compliance exports after 30 days by default, or complianceExportRetention', async () => {
+    s.template.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          Match.objectLike({ Prefix: 'compliance/', ExpirationInDays: 30, Status: 'Enabled' }),
+        ]),
+      },
+    });
+    const { Duration } = await import('aws-cdk-lib');
+    synthesize({ props: { complianceExportRetention: Duration.days(7) } }).template.hasResourceProperties(
+      'AWS::S3::Bucket',
       {
-        Action: ['s3:PutObject', 's3:GetObject'],
-        Effect: 'Allow',
-        Resource: {
-          'Fn::Join': [
-            '',
-            [{ 'Fn::GetAtt': [s.logicalId(s.stack.webhooks.archiveBucket), 'Arn'] }, '/events/*'],
-          ],
+        LifecycleConfiguration: {
+          Rules: Match.arrayWith([Match.objectLike({ Prefix: 'compliance/', ExpirationInDays: 7 })]),
         },
       },
-    ]);
+    );
   });
 
   it('lets the receiver only put objects under events/ (claim checks), never read them', () => {

@@ -48,6 +48,16 @@ describe('IdempotentWebhookReceiver props validation', () => {
     expect(() => build({ claimCheckThresholdBytes: 1_048_577 })).toThrow(/claimCheckThresholdBytes/);
   });
 
+  it('refuses a compliance export retention that is not a whole number of days', () => {
+    expect(() => build({ complianceExportRetention: Duration.hours(12) })).toThrow(
+      /complianceExportRetention must be a whole number of days, at least 1 .*got 43200 s/,
+    );
+    expect(() => build({ complianceExportRetention: Duration.hours(36) })).toThrow(
+      /complianceExportRetention/,
+    );
+    expect(() => build({ complianceExportRetention: Duration.days(2) })).not.toThrow();
+  });
+
   it('refuses an archive retention shorter than the claim retention (a redriven claim check needs its body)', () => {
     expect(() => build({ archiveRetention: Duration.days(7) })).toThrow(
       /archiveRetention \(7 days\) must be at least the claim retention \(15 days\)/,

@@ -1,0 +1,305 @@
+/**
+ * Shopify's mandatory compliance topics, applied by the processor itself before any applier:
+ * - `customers/redact` and `shop/redact` remove that customer's (or that shop's) events from the
+ *   payload archive: a batch object is rewritten without them (conditionally on the ETag it was read
+ *   with, so two redactions never resurrect each other's events), an object left with none and a
+ *   one-event object (a claim-checked body) are deleted, and so are the customer's (the shop's)
+ *   data-request exports;
+ * - `customers/data_request` writes the customer's archived events to one export object that an
+ *   operator fetches (`webhooks compliance export`) and sends to the merchant.
+ * Each logs one audit line, `compliance request applied`, with counts and object names only: never
+ * a payload, an email or a phone number. Everything here is repeat-safe: a retried request finds
+ * less to remove and writes the same export. https://shopify.dev/docs/apps/build/compliance/privacy-law-compliance
+ */
+import { decodeBody, type EventMessage } from '../queue/event-message.js';
+import { ARCHIVE_PREFIX, COMPLIANCE_PREFIX } from '../shared/archive-layout.js';
+import { parseArchive } from '../store/payload-archive.js';
+import type { ProcessingEvent } from './types.js';
+
+export const SHOPIFY_COMPLIANCE_TOPICS = [
+  'customers/data_request',
+  'customers/redact',
+  'shop/redact',
+] as const;
+export type ShopifyComplianceTopic = (typeof SHOPIFY_COMPLIANCE_TOPICS)[number];
+
+/** What a compliance request asks about, read from its signed payload (never from headers). */
+export interface ComplianceRequest {
+  readonly topic: ShopifyComplianceTopic;
+  /** The signed `shop_domain`, lower-cased: the account the archived events were claimed under. */
+  readonly shop: string;
+  readonly customerId?: string;
+  readonly email?: string;
+  readonly phone?: string;
+  readonly orderIds: readonly string[];
+  /** `data_request.id`: names the export. */
+  readonly requestId?: string;
+}
+
+const idText = (value: unknown): string | undefined =>
+  typeof value === 'string' && value !== ''
+    ? value
+    : typeof value === 'number' && Number.isFinite(value)
+      ? String(value)
+      : undefined;
+const object = (value: unknown): Record<string, unknown> | undefined =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+const lower = (value: unknown): string | undefined =>
+  typeof value === 'string' && value.trim() !== '' ? value.trim().toLowerCase() : undefined;
+
+export function isComplianceTopic(topic: string): topic is ShopifyComplianceTopic {
+  return (SHOPIFY_COMPLIANCE_TOPICS as readonly string[]).includes(topic);
+}
+
+/** The request a Shopify compliance event makes, or undefined for any other event. */
+export function complianceRequestOf(
+  event: Pick<ProcessingEvent, 'provider' | 'eventType' | 'payload'>,
+): ComplianceRequest | undefined {
+  if (event.provider !== 'shopify' || !isComplianceTopic(event.eventType)) return undefined;
+  const shop = lower(event.payload.shop_domain);
+  if (shop === undefined) return undefined;
+  const customer = object(event.payload.customer);
+  const orders = Array.isArray(event.payload.orders_to_redact)
+    ? event.payload.orders_to_redact
+    : Array.isArray(event.payload.orders_requested)
+      ? event.payload.orders_requested
+      : [];
+  const customerId = idText(customer?.id);
+  const email = lower(customer?.email);
+  const phone = lower(customer?.phone);
+  const requestId = idText(object(event.payload.data_request)?.id);
+  return {
+    topic: event.eventType,
+    shop,
+    ...(customerId === undefined ? {} : { customerId }),
+    ...(email === undefined ? {} : { email }),
+    ...(phone === undefined ? {} : { phone }),
+    orderIds: orders.map(idText).filter((id): id is string => id !== undefined),
+    ...(requestId === undefined ? {} : { requestId }),
+  };
+}
+
+function payloadOf(message: EventMessage): Record<string, unknown> | undefined {
+  try {
+    return object(JSON.parse(decodeBody(message).toString('utf8')));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether an archived event is about the request's customer (or, for `shop/redact`, the shop):
+ * claimed under that shop, and naming the customer by id (`customer.id`, a customer topic's `id`),
+ * by one of the orders listed, or by email or phone.
+ */
+export function isAbout(request: ComplianceRequest, message: EventMessage): boolean {
+  if (message.provider !== 'shopify' || message.account !== request.shop) return false;
+  if (request.topic === 'shop/redact') return true;
+  const payload = payloadOf(message);
+  if (payload === undefined) return false;
+  const customer = object(payload.customer);
+  const topic = message.eventType;
+  const ids = new Set<string>();
+  const customerId = idText(customer?.id) ?? (topic.startsWith('customers') ? idText(payload.id) : undefined);
+  if (request.customerId !== undefined && customerId === request.customerId) return true;
+  if (topic.startsWith('orders/')) {
+    const orderId = idText(payload.id);
+    if (orderId !== undefined) ids.add(orderId);
+  }
+  if (request.orderIds.some((id) => ids.has(id))) return true;
+  const emails = [payload.email, payload.contact_email, customer?.email].map(lower);
+  if (request.email !== undefined && emails.includes(request.email)) return true;
+  const phones = [payload.phone, customer?.phone].map(lower);
+  return request.phone !== undefined && phones.includes(request.phone);
+}
+
+/** Where a customer's data-request exports live: `compliance/shopify/<shop>/customer-<id>/`. */
+export function exportPrefix(shop: string, customerId?: string): string {
+  const base = `${COMPLIANCE_PREFIX}/shopify/${encodeURIComponent(shop)}/`;
+  return customerId === undefined ? base : `${base}customer-${encodeURIComponent(customerId)}/`;
+}
+
+export function exportKey(request: ComplianceRequest, fallbackId: string): string {
+  return `${exportPrefix(request.shop, request.customerId ?? 'unknown')}data-request-${encodeURIComponent(request.requestId ?? fallbackId)}.json`;
+}
+
+/** The archive bucket as compliance needs it: list, read with the ETag, change only if unchanged. */
+export interface ComplianceStore {
+  list(prefix: string): AsyncIterable<string>;
+  /** The object's text and ETag, or undefined when it is gone. */
+  read(key: string): Promise<{ readonly text: string; readonly etag: string } | undefined>;
+  /** Replaces the object only if its ETag is still `etag`; false when it changed (412) or is gone. */
+  replaceIfUnchanged(key: string, body: string, etag: string): Promise<boolean>;
+  /** Deletes the object only if its ETag is still `etag`; false when it changed. */
+  deleteIfUnchanged(key: string, etag: string): Promise<boolean>;
+  delete(key: string): Promise<void>;
+  write(key: string, body: string): Promise<void>;
+}
+
+export interface ComplianceLog {
+  info(message: string, details: Record<string, unknown>): void;
+}
+
+export interface ComplianceDeps {
+  readonly store: ComplianceStore;
+  readonly log: ComplianceLog;
+  readonly clock?: () => number;
+  /** Records on an event's claim that its payload was removed (`redactedBy`, `redactedAt`). */
+  readonly markRedacted?: (key: string, nowMs: number) => Promise<unknown>;
+  /** Called after each archive object is handled (fault point `compliance.afterObject`). */
+  readonly afterObject?: (eventId: string) => void;
+}
+
+export interface ComplianceResult {
+  readonly scannedObjects: number;
+  readonly matchedEvents: number;
+  readonly rewrittenObjects: number;
+  readonly deletedObjects: number;
+  readonly deletedExports: number;
+  readonly exportKey?: string;
+}
+
+/** How many times an object that changed under a rewrite is read and tried again. */
+const MAX_ATTEMPTS = 5;
+
+interface Scan {
+  scanned: number;
+  matched: EventMessage[];
+  rewritten: number;
+  deleted: number;
+}
+
+/**
+ * Removes from one archive object the events `remove` selects. Rewritten only if unchanged since it
+ * was read; on a change (another redaction), read again and retry.
+ */
+async function redactObject(
+  store: ComplianceStore,
+  key: string,
+  remove: (message: EventMessage) => boolean,
+  scan: Scan,
+  mark: (message: EventMessage) => unknown,
+): Promise<void> {
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const current = await store.read(key);
+    if (current === undefined) return;
+    const parsed = JSON.parse(current.text) as Record<string, unknown>;
+    const events = parseArchive(current.text, key);
+    const kept = events.filter((event) => !remove(event));
+    if (kept.length === events.length) return;
+    const removed = events.filter(remove);
+    if (attempt === 1) scan.matched.push(...removed);
+    // Claims are marked before the object changes: a crash in between leaves a retry that finds the
+    // events still there and removes them, never a removed event with an unmarked claim.
+    for (const message of removed) await mark(message);
+    const changed =
+      kept.length === 0
+        ? await store.deleteIfUnchanged(key, current.etag)
+        : await store.replaceIfUnchanged(
+            key,
+            // A batch object keeps its shape (`v`, `archivedAt`), minus the removed events.
+            JSON.stringify({ ...parsed, events: kept.map(({ archivedAt: _a, ...message }) => message) }),
+            current.etag,
+          );
+    if (changed) {
+      if (kept.length === 0) scan.deleted++;
+      else scan.rewritten++;
+      return;
+    }
+  }
+  throw new Error(
+    `archive object ${key} kept changing during a compliance redaction; the request is retried`,
+  );
+}
+
+/** Applies one compliance request; `self` is the request's own idempotency key (never removed). */
+export async function applyCompliance(
+  request: ComplianceRequest,
+  self: Pick<EventMessage, 'key' | 'eventId'>,
+  deps: ComplianceDeps,
+): Promise<ComplianceResult> {
+  const clock = deps.clock ?? Date.now;
+  const about = (message: EventMessage) => message.key !== self.key && isAbout(request, message);
+  const scan: Scan = { scanned: 0, matched: [], rewritten: 0, deleted: 0 };
+  const redacting = request.topic !== 'customers/data_request';
+  for await (const key of deps.store.list(`${ARCHIVE_PREFIX}/shopify/`)) {
+    scan.scanned++;
+    if (redacting) {
+      await redactObject(deps.store, key, about, scan, (message) =>
+        deps.markRedacted?.(message.key, clock()),
+      );
+    } else {
+      const current = await deps.store.read(key);
+      if (current !== undefined) scan.matched.push(...parseArchive(current.text, key).filter(about));
+    }
+    deps.afterObject?.(self.eventId);
+  }
+
+  let deletedExports = 0;
+  let written: string | undefined;
+  if (redacting) {
+    // A customer's exports go with the customer; a shop's with the shop.
+    const prefix = exportPrefix(
+      request.shop,
+      request.topic === 'shop/redact' ? undefined : (request.customerId ?? 'unknown'),
+    );
+    for await (const key of deps.store.list(prefix)) {
+      await deps.store.delete(key);
+      deletedExports++;
+    }
+  } else {
+    written = exportKey(request, self.eventId);
+    // One entry per event: the same event may be in a batch object and in its own (a claim check).
+    const unique = [...new Map(scan.matched.map((message) => [message.key, message])).values()];
+    const events = unique
+      .sort((a, b) => a.receivedAt.localeCompare(b.receivedAt) || a.key.localeCompare(b.key))
+      .map((message) => ({
+        key: message.key,
+        eventType: message.eventType,
+        eventId: message.eventId,
+        receivedAt: message.receivedAt,
+        payload: payloadOf(message) ?? null,
+      }));
+    await deps.store.write(
+      written,
+      `${JSON.stringify(
+        {
+          v: 1,
+          provider: 'shopify',
+          shop: request.shop,
+          customerId: request.customerId ?? null,
+          dataRequestId: request.requestId ?? null,
+          ordersRequested: request.orderIds,
+          generatedAt: new Date(clock()).toISOString(),
+          note: 'The archived webhook payloads about this customer; business tables are the application’s to add.',
+          events,
+        },
+        null,
+        2,
+      )}\n`,
+    );
+  }
+  const result: ComplianceResult = {
+    scannedObjects: scan.scanned,
+    matchedEvents: scan.matched.length,
+    rewrittenObjects: scan.rewritten,
+    deletedObjects: scan.deleted,
+    deletedExports,
+    ...(written === undefined ? {} : { exportKey: written }),
+  };
+  // The audit line: what was asked and what was done, in counts; no payload, email or phone.
+  deps.log.info('compliance request applied', {
+    provider: 'shopify',
+    topic: request.topic,
+    shop: request.shop,
+    key: self.key,
+    ...(request.customerId === undefined ? {} : { customerId: request.customerId }),
+    ...(request.requestId === undefined ? {} : { dataRequestId: request.requestId }),
+    ...result,
+    // Idempotency keys only (provider ids, no personal data), the first 50 of them.
+    removedEventKeys: redacting ? scan.matched.slice(0, 50).map((message) => message.key) : [],
+  });
+  return result;
+}

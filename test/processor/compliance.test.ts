@@ -1,0 +1,292 @@
+/**
+ * Shopify compliance requests against the archive: what matches a customer, what a redact leaves,
+ * the export a data_request writes, the audit line, and a rewrite that races another writer. The
+ * S3 store itself runs against s3rver (test/processor/compliance.integration.test.ts) and the whole
+ * flow over HTTP against `npm start` (test/e2e/shopify-compliance.e2e.test.ts).
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  applyCompliance,
+  type ComplianceRequest,
+  type ComplianceStore,
+  complianceRequestOf,
+  isAbout,
+} from '../../lambdas/processor/compliance.js';
+import type { EventMessage } from '../../lambdas/queue/event-message.js';
+
+const SHOP = 'example-shop.myshopify.com';
+const event = (id: string, topic: string, payload: Record<string, unknown>, shop = SHOP): EventMessage => ({
+  v: 1,
+  key: `shopify:${shop}:${id}`,
+  provider: 'shopify',
+  eventId: id,
+  eventType: topic,
+  account: shop,
+  receivedAt: '2026-12-02T10:00:00.000Z',
+  claimExpiresAt: 1_800_000_000,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(payload),
+  bodyEncoding: 'utf8',
+});
+
+const alice = { id: 111, email: 'Alice@Example.com', phone: '+15550001111' };
+const bob = { id: 222, email: 'bob@example.com', phone: '+15550002222' };
+const aliceOrder = event('w1', 'orders/create', { id: 9001, email: 'alice@example.com', customer: alice });
+const bobOrder = event('w2', 'orders/create', { id: 9002, email: bob.email, customer: bob });
+const aliceProfile = event('w3', 'customers/update', { id: 111, email: 'alice@example.com' });
+const guestOrderListed = event('w4', 'orders/paid', { id: 9003, email: 'guest@example.com' });
+const otherShopAlice = event('w5', 'orders/create', { id: 9004, customer: alice }, 'other.myshopify.com');
+
+const redactAlice = {
+  provider: 'shopify',
+  eventType: 'customers/redact',
+  payload: {
+    shop_id: 1,
+    shop_domain: 'Example-Shop.myshopify.com',
+    customer: alice,
+    orders_to_redact: [9003],
+  },
+} as const;
+
+class MemoryStore implements ComplianceStore {
+  readonly objects = new Map<string, { text: string; etag: number }>();
+  private version = 0;
+  /** Runs once before the next conditional change, as another writer would. */
+  interfere?: () => void;
+  put(key: string, text: string): void {
+    this.objects.set(key, { text, etag: ++this.version });
+  }
+  async *list(prefix: string) {
+    for (const key of [...this.objects.keys()].sort()) if (key.startsWith(prefix)) yield key;
+  }
+  async read(key: string) {
+    const object = this.objects.get(key);
+    return object && { text: object.text, etag: String(object.etag) };
+  }
+  private changedSince(key: string, etag: string): boolean {
+    const hook = this.interfere;
+    this.interfere = undefined;
+    hook?.();
+    return String(this.objects.get(key)?.etag) !== etag;
+  }
+  async replaceIfUnchanged(key: string, body: string, etag: string) {
+    if (this.changedSince(key, etag)) return false;
+    this.put(key, body);
+    return true;
+  }
+  async deleteIfUnchanged(key: string, etag: string) {
+    if (this.changedSince(key, etag)) return false;
+    this.objects.delete(key);
+    return true;
+  }
+  async delete(key: string) {
+    this.objects.delete(key);
+  }
+  async write(key: string, body: string) {
+    this.put(key, body);
+  }
+  events(key: string): string[] {
+    const parsed = JSON.parse(this.objects.get(key)?.text ?? 'null');
+    return (parsed.events ?? [parsed]).map((e: EventMessage) => e.key);
+  }
+}
+
+const batch = (events: EventMessage[]) =>
+  JSON.stringify({ v: 2, archivedAt: '2026-12-02T10:00:05.000Z', events });
+const logs = () => {
+  const lines: { message: string; details: Record<string, unknown> }[] = [];
+  return {
+    lines,
+    info: (message: string, details: Record<string, unknown>) => lines.push({ message, details }),
+  };
+};
+
+describe('complianceRequestOf', () => {
+  it('reads the signed shop, customer and orders of the three topics, and nothing else', () => {
+    expect(complianceRequestOf(redactAlice)).toEqual({
+      topic: 'customers/redact',
+      shop: SHOP,
+      customerId: '111',
+      email: 'alice@example.com',
+      phone: '+15550001111',
+      orderIds: ['9003'],
+    });
+    expect(
+      complianceRequestOf({
+        provider: 'shopify',
+        eventType: 'customers/data_request',
+        payload: { shop_domain: SHOP, customer: alice, orders_requested: [9001], data_request: { id: 9999 } },
+      }),
+    ).toMatchObject({ orderIds: ['9001'], requestId: '9999' });
+    expect(
+      complianceRequestOf({ provider: 'shopify', eventType: 'shop/redact', payload: { shop_domain: SHOP } }),
+    ).toEqual({ topic: 'shop/redact', shop: SHOP, orderIds: [] });
+    expect(
+      complianceRequestOf({
+        provider: 'shopify',
+        eventType: 'orders/create',
+        payload: { shop_domain: SHOP },
+      }),
+    ).toBeUndefined();
+    expect(
+      complianceRequestOf({
+        provider: 'stripe',
+        eventType: 'customers/redact',
+        payload: { shop_domain: SHOP },
+      }),
+    ).toBeUndefined();
+    // No signed shop: nothing to scope the request to.
+    expect(
+      complianceRequestOf({ provider: 'shopify', eventType: 'shop/redact', payload: {} }),
+    ).toBeUndefined();
+  });
+});
+
+describe('isAbout', () => {
+  const request = complianceRequestOf(redactAlice) as ComplianceRequest;
+  it("matches the customer's events of that shop by id, listed order, email or phone", () => {
+    expect(isAbout(request, aliceOrder)).toBe(true);
+    expect(isAbout(request, aliceProfile)).toBe(true);
+    expect(isAbout(request, guestOrderListed)).toBe(true);
+    expect(isAbout(request, event('w6', 'checkouts/create', { phone: '+15550001111' }))).toBe(true);
+    expect(isAbout(request, bobOrder)).toBe(false);
+    expect(isAbout(request, otherShopAlice)).toBe(false);
+    expect(isAbout(request, { ...aliceOrder, body: 'not json' })).toBe(false);
+  });
+  it('matches every event of the shop for shop/redact', () => {
+    const shop: ComplianceRequest = { topic: 'shop/redact', shop: SHOP, orderIds: [] };
+    expect([aliceOrder, bobOrder, otherShopAlice].map((e) => isAbout(shop, e))).toEqual([true, true, false]);
+  });
+});
+
+describe('applyCompliance', () => {
+  const request = complianceRequestOf(redactAlice) as ComplianceRequest;
+  const self = { key: `shopify:${SHOP}:redact-1`, eventId: 'redact-1' };
+  const own = event('redact-1', 'customers/redact', redactAlice.payload);
+
+  function archive() {
+    const store = new MemoryStore();
+    store.put('events/shopify/2026-12-02/batch-1.json', batch([aliceOrder, bobOrder, own]));
+    store.put('events/shopify/2026-12-02/batch-2.json', batch([aliceProfile, guestOrderListed]));
+    store.put(
+      `events/shopify/2026-12-02/${encodeURIComponent(aliceOrder.key)}-big.json`,
+      JSON.stringify({ ...aliceOrder, archivedAt: 'A' }),
+    );
+    store.put('events/shopify/2026-12-02/batch-3.json', batch([otherShopAlice]));
+    store.put('events/stripe/2026-12-02/batch-9.json', batch([{ ...aliceOrder, provider: 'stripe' }]));
+    store.put(`compliance/shopify/${SHOP}/customer-111/data-request-1.json`, '{}');
+    store.put(`compliance/shopify/${SHOP}/customer-222/data-request-2.json`, '{}');
+    return store;
+  }
+
+  it("redacts the customer: rewrites batches without them, deletes what is left empty and one-event objects, and the customer's exports", async () => {
+    const store = archive();
+    const log = logs();
+    const marked: string[] = [];
+    const result = await applyCompliance(request, self, {
+      store,
+      log,
+      markRedacted: async (key) => {
+        marked.push(key);
+      },
+    });
+    // Every removed event's claim is marked (a copy in two objects: once per object).
+    expect([...new Set(marked)].sort()).toEqual(
+      [aliceOrder.key, aliceProfile.key, guestOrderListed.key].sort(),
+    );
+    expect(store.events('events/shopify/2026-12-02/batch-1.json')).toEqual([bobOrder.key, self.key]);
+    expect(store.objects.has('events/shopify/2026-12-02/batch-2.json')).toBe(false);
+    expect([...store.objects.keys()].some((k) => k.endsWith('-big.json'))).toBe(false);
+    expect(store.events('events/shopify/2026-12-02/batch-3.json')).toEqual([otherShopAlice.key]);
+    expect(store.objects.has('events/stripe/2026-12-02/batch-9.json')).toBe(true);
+    expect(store.objects.has(`compliance/shopify/${SHOP}/customer-111/data-request-1.json`)).toBe(false);
+    expect(store.objects.has(`compliance/shopify/${SHOP}/customer-222/data-request-2.json`)).toBe(true);
+    expect(result).toEqual({
+      scannedObjects: 4,
+      matchedEvents: 4,
+      rewrittenObjects: 1,
+      deletedObjects: 2,
+      deletedExports: 1,
+    });
+    // The rewritten batch keeps its shape.
+    expect(JSON.parse(store.objects.get('events/shopify/2026-12-02/batch-1.json')?.text ?? '')).toMatchObject(
+      {
+        v: 2,
+        archivedAt: '2026-12-02T10:00:05.000Z',
+      },
+    );
+    // One audit line, counts and keys only: no email or phone anywhere in it.
+    expect(log.lines).toHaveLength(1);
+    expect(log.lines[0]).toMatchObject({
+      message: 'compliance request applied',
+      details: { topic: 'customers/redact', shop: SHOP, customerId: '111', matchedEvents: 4 },
+    });
+    expect(JSON.stringify(log.lines)).not.toMatch(/alice@|example\.com"|\+1555/i);
+
+    // Repeat-safe: a retried request finds nothing more to remove.
+    const again = await applyCompliance(request, self, { store, log: logs() });
+    expect(again).toMatchObject({ matchedEvents: 0, rewrittenObjects: 0, deletedObjects: 0 });
+  });
+
+  it('re-reads and retries a batch that another writer changed between the read and the rewrite', async () => {
+    const store = new MemoryStore();
+    const key = 'events/shopify/2026-12-02/batch-1.json';
+    store.put(key, batch([aliceOrder, bobOrder, aliceProfile]));
+    // Another redaction (of Bob) lands first: a blind write would bring Bob's event back.
+    store.interfere = () => store.put(key, batch([aliceOrder, aliceProfile]));
+    await applyCompliance(request, self, { store, log: logs() });
+    expect(store.objects.has(key)).toBe(false);
+  });
+
+  it('gives up with an error (the request is retried) when an object keeps changing', async () => {
+    const store = new MemoryStore();
+    const key = 'events/shopify/2026-12-02/batch-1.json';
+    store.put(key, batch([aliceOrder, bobOrder]));
+    const keepChanging = () => {
+      store.put(key, batch([aliceOrder, bobOrder]));
+      store.interfere = keepChanging;
+    };
+    store.interfere = keepChanging;
+    await expect(applyCompliance(request, self, { store, log: logs() })).rejects.toThrow(/kept changing/);
+  });
+
+  it('shop/redact removes every event and export of the shop, and only that shop', async () => {
+    const store = archive();
+    const result = await applyCompliance({ topic: 'shop/redact', shop: SHOP, orderIds: [] }, self, {
+      store,
+      log: logs(),
+    });
+    expect(store.events('events/shopify/2026-12-02/batch-1.json')).toEqual([self.key]);
+    expect(store.events('events/shopify/2026-12-02/batch-3.json')).toEqual([otherShopAlice.key]);
+    expect([...store.objects.keys()].filter((k) => k.startsWith('compliance/'))).toEqual([]);
+    expect(result).toMatchObject({ matchedEvents: 5, deletedExports: 2 });
+  });
+
+  it('data_request writes an export of the customer events and removes nothing; the fault point runs per object', async () => {
+    const store = archive();
+    const before = [...store.objects.keys()];
+    const seen: string[] = [];
+    const dataRequest: ComplianceRequest = { ...request, topic: 'customers/data_request', requestId: '9999' };
+    const result = await applyCompliance(dataRequest, self, {
+      store,
+      log: logs(),
+      clock: () => Date.parse('2026-12-03T00:00:00Z'),
+      afterObject: (id) => seen.push(id),
+    });
+    const key = `compliance/shopify/${SHOP}/customer-111/data-request-9999.json`;
+    expect(result.exportKey).toBe(key);
+    expect([...store.objects.keys()].filter((k) => !before.includes(k))).toEqual([key]);
+    const exported = JSON.parse(store.objects.get(key)?.text ?? '');
+    expect(exported).toMatchObject({
+      shop: SHOP,
+      customerId: '111',
+      dataRequestId: '9999',
+      generatedAt: '2026-12-03T00:00:00.000Z',
+    });
+    expect(exported.events.map((e: { key: string }) => e.key).sort()).toEqual(
+      [aliceOrder.key, aliceProfile.key, guestOrderListed.key].sort(),
+    );
+    expect(exported.events[0].payload).toMatchObject({ customer: { id: 111 } });
+    expect(seen).toEqual(['redact-1', 'redact-1', 'redact-1', 'redact-1']);
+  });
+});
