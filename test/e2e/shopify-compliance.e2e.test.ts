@@ -127,6 +127,8 @@ describe('Shopify compliance topics', () => {
       ['w-alice-1', order(800001, alice), SHOP],
       ['w-bob-1', order(800002, bob), SHOP],
       ['w-other-1', order(800003, alice), OTHER_SHOP],
+      // Over the 448 KiB claim-check threshold: its body is an archive object of its own.
+      ['w-alice-big', { ...order(800004, alice), note: 'x'.repeat(500_000) }, SHOP],
     ] as const) {
       expect(await post('orders/create', body, id, shop)).toMatchObject({
         status: 200,
@@ -135,7 +137,15 @@ describe('Shopify compliance topics', () => {
       await done(key(shop, id));
     }
     expect(await archivedKeys()).toEqual(
-      expect.arrayContaining([key(SHOP, 'w-alice-1'), key(SHOP, 'w-bob-1'), key(OTHER_SHOP, 'w-other-1')]),
+      expect.arrayContaining([
+        key(SHOP, 'w-alice-1'),
+        key(SHOP, 'w-bob-1'),
+        key(OTHER_SHOP, 'w-other-1'),
+        key(SHOP, 'w-alice-big'),
+      ]),
+    );
+    expect((await claim(key(SHOP, 'w-alice-big')))?.archiveKey).toContain(
+      encodeURIComponent(key(SHOP, 'w-alice-big')),
     );
   });
 
@@ -180,7 +190,9 @@ describe('Shopify compliance topics', () => {
     expect(printed.code).toBe(0);
     const exported = JSON.parse(printed.stdout);
     expect(exported).toMatchObject({ shop: SHOP, customerId: '7001', dataRequestId: '4242' });
-    expect(exported.events.map((e: { key: string }) => e.key)).toEqual([key(SHOP, 'w-alice-1')]);
+    expect(exported.events.map((e: { key: string }) => e.key).sort()).toEqual(
+      [key(SHOP, 'w-alice-1'), key(SHOP, 'w-alice-big')].sort(),
+    );
     expect(exported.events[0].payload).toMatchObject({
       id: 800001,
       customer: { email: 'alice@example.com' },
@@ -199,6 +211,10 @@ describe('Shopify compliance topics', () => {
 
     const archived = await archivedKeys();
     expect(archived).not.toContain(key(SHOP, 'w-alice-1'));
+    // The claim-checked body's own object is deleted, not rewritten.
+    expect(archived).not.toContain(key(SHOP, 'w-alice-big'));
+    const bigObject = (await claim(key(SHOP, 'w-alice-big')))?.archiveKey as string;
+    expect((await objects(bigObject)).size).toBe(0);
     // Alice's data request named her too: it goes with her.
     expect(archived).not.toContain(key(SHOP, 'w-dr-1'));
     expect(archived).toEqual(expect.arrayContaining([key(SHOP, 'w-bob-1'), key(OTHER_SHOP, 'w-other-1')]));
