@@ -222,6 +222,12 @@ export async function sendSample(args: SendArgs, options: SendOptions = {}): Pro
       } catch {
         // not JSON: print as is
       }
+      // A provider-shaped answer (TwiML, a Discord interaction response) carries the verdict in a header.
+      const verdict = response.headers.get('x-webhook-outcome');
+      if (parsed.outcome === undefined && verdict) {
+        outcome = `${verdict}  ${text}`;
+        parsed = { ...parsed, outcome: verdict };
+      }
       const ms = Date.now() - started;
       log(`  ${label.padEnd(8)} ${response.status}  ${outcome}  (${ms} ms)`);
       return {

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DISCORD_DEV_PUBLIC_KEY } from '../../lambdas/providers/discord.js';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.js';
 import { sampleDelivery } from '../../local/samples.js';
+import { parseSendArgs, sendSample } from '../../local/send.js';
 import { type LocalStackProcess, startLocalStackProcess } from '../helpers/local-stack-process.js';
 import { TEST_SECRETS } from '../helpers/signing.js';
 
@@ -353,6 +354,25 @@ describe('discord', () => {
 
   it('verifies with the development public key, which the local stack was given', () => {
     expect(TEST_SECRETS.discord).toBe(DISCORD_DEV_PUBLIC_KEY);
+  });
+
+  it('is sent by npm run send, which reports the verdict of the interaction response', async () => {
+    const parsed = parseSendArgs(['discord', '--dup', '2']);
+    if (parsed.help) throw new Error('unexpected help');
+    const lines: string[] = [];
+    const report = await sendSample(parsed.args, {
+      outputs,
+      env: stack.env,
+      log: (line) => lines.push(line),
+    });
+    expect(report.deliveries.map((d) => [d.status, d.outcome])).toEqual([
+      [200, 'accepted'],
+      [200, 'duplicate'],
+    ]);
+    expect(lines.filter((line) => line.includes('{"type":5}'))).toEqual([
+      expect.stringMatching(/#1 +200 {2}accepted {2}\{"type":5\}/),
+      expect.stringMatching(/#2 +200 {2}duplicate {2}\{"type":5\}/),
+    ]);
   });
 
   it('answers a signed PING with PONG, claiming and queueing nothing; a forged PING gets 401', async () => {
