@@ -95,6 +95,8 @@ export interface ClaimView {
   readonly ttl: { readonly expiresAt: number; readonly at: string; readonly expired: boolean };
   readonly lastError: string | null;
   readonly archive: { readonly bucket: string; readonly key: string; readonly uri: string } | null;
+  /** A Shopify compliance request removed the archived payload: which request, and when. */
+  readonly redacted: { readonly by: string; readonly at: string | null } | null;
   readonly rows: readonly RowView[];
   /** The claim item as stored. */
   readonly item: ClaimRecord;
@@ -168,6 +170,7 @@ export async function viewClaim(stack: StackContext, claim: ClaimRecord, nowMs: 
             key: claim.archiveKey,
             uri: archiveUri(bucket ?? '<ArchiveBucketName>', claim.archiveKey),
           },
+    redacted: claim.redactedBy === undefined ? null : { by: claim.redactedBy, at: claim.redactedAt ?? null },
     rows: await rowsOf(stack, claim),
     item: claim,
   };
@@ -233,6 +236,15 @@ function claimText(view: ClaimView, nowMs: number): string {
     ['ttl', `${timeWithDistance(view.ttl.expiresAt * 1000, nowMs)}${view.ttl.expired ? ' EXPIRED' : ''}`],
     ['last error', view.lastError],
     ['archive', view.archive?.uri ?? null],
+    [
+      'redacted',
+      view.redacted === null
+        ? null
+        : `payload removed from the archive ${view.redacted.at ?? ''} by ${view.redacted.by}`.replace(
+            '  ',
+            ' ',
+          ),
+    ],
   ]);
   const rows =
     view.rows.length === 0

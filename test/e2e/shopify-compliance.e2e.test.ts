@@ -225,6 +225,15 @@ describe('Shopify compliance topics', () => {
       redactedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
     });
     expect((await claim(key(SHOP, 'w-bob-1')))?.redactedBy).toBeUndefined();
+    const inspected = await webhooks('inspect', '--key', key(SHOP, 'w-alice-1'));
+    expect(inspected.code).toBe(0);
+    expect(inspected.stdout).toMatch(
+      new RegExp(`redacted +payload removed from the archive \\S+ by ${key(SHOP, 'w-redact-1')}`),
+    );
+    const inspectedJson = JSON.parse(
+      (await webhooks('inspect', '--key', key(SHOP, 'w-alice-1'), '--json')).stdout,
+    );
+    expect(JSON.stringify(inspectedJson)).toContain(`"redacted":{"by":"${key(SHOP, 'w-redact-1')}"`);
 
     const audit = stack
       .log()
