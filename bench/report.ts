@@ -245,7 +245,7 @@ export function renderReport(results: BenchResults): string {
     );
     const e = l.effects;
     out.push(
-      `exactly once: ${l.exactlyOnce ? 'YES' : 'NO'}: ${e.payments} payments, ${e.ledgerPostings} ledger postings (+${e.ledgerReplays} replays absorbed by Idempotency-Key), ${e.receipts} receipts; lost ${e.lost}, doubled ${e.doubled}; claims DONE ${l.claims.done}/${l.claims.total}, deliveries counted ${l.claims.deliveriesCounted}; payment rows ${l.paymentRows}; DLQ ${l.deadLetterMessages}; queue after ${l.queueDepthAfter}`,
+      `exactly once: ${l.exactlyOnce ? 'YES' : 'NO'}: ${e.payments} payments, ${e.ledgerPostings} ledger postings (+${e.ledgerReplays} replays absorbed by Idempotency-Key), ${e.receipts} receipts; lost ${e.lost}, doubled ${e.doubled}; claims DONE ${l.claims.done}/${l.claims.total}, in doubt ${l.claims.inDoubt ?? 0}, deliveries counted ${l.claims.deliveriesCounted}; payment rows ${l.paymentRows}; DLQ ${l.deadLetterMessages}; queue after ${l.queueDepthAfter}`,
     );
     if (e.examples.length) out.push(`  e.g. ${e.examples.join('; ')}`);
   }

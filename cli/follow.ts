@@ -71,7 +71,7 @@ export function followEntry(
       return {
         ...base,
         result: 'not-resumed',
-        detail: `state applied, but not run again because they might act twice: ${base.unresumedEffects.join(', ')}; check them by hand${claim.recoveredFrom ? ` (progress recovered from the ${claim.recoveredFrom})` : ''}`,
+        detail: `state applied; in doubt, not run again because they might act twice: ${base.unresumedEffects.join(', ')}; check them by hand${claim.recoveredFrom ? ` (progress recovered from the ${claim.recoveredFrom})` : ''}${claim.unresumedReason ? `. Why: ${claim.unresumedReason}` : ''}`,
       };
     return {
       ...base,

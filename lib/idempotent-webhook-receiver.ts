@@ -18,6 +18,7 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { DEFAULT_EFFECT_TIMEOUT_MS } from '../lambdas/processor/effects.js';
 import { adapterNameProblem, tableNameProblem } from '../lambdas/processor/extension-names.js';
 import { PROCESSOR_DEFAULTS as PROCESSOR_RUNTIME_DEFAULTS } from '../lambdas/processor/settings.js';
 import { writeHmacProviderConfigs } from '../lambdas/providers/configured.js';
@@ -33,6 +34,7 @@ import type { ProviderId } from '../lambdas/providers/types.js';
 import * as receiverSettings from '../lambdas/receiver/settings.js';
 import { checkPublicBaseUrl } from '../lambdas/shared/public-url.js';
 import { ruleBroken, type Setting } from '../lambdas/shared/settings.js';
+import { type TimingNames, timingProblems } from '../lambdas/shared/timing-rules.js';
 import * as sweeperSettings from '../lambdas/sweeper/settings.js';
 import { ClaimSweeper } from './constructs/claim-sweeper.js';
 import { EventProcessor, type WebhookEffect } from './constructs/event-processor.js';
@@ -385,10 +387,16 @@ export class IdempotentWebhookReceiver extends Construct {
     });
     // A processor that crashed mid-event must have lost its lease by the time SQS shows the message
     // again, or the retry finds the claim still held and the receive is wasted on the way to the DLQ.
-    if (processingLease.toSeconds() > processing.visibilityTimeout.toSeconds()) {
+    const [visibilityProblem] = timingProblems(
+      {
+        processingLeaseSeconds: processingLease.toSeconds(),
+        visibilityTimeoutSeconds: processing.visibilityTimeout.toSeconds(),
+      },
+      PROP_NAMES,
+    );
+    if (visibilityProblem !== undefined) {
       throw new IdempotentWebhookReceiverPropsError(
-        `processingLease (${processingLease.toSeconds()} s) must not exceed the event queue's visibility ` +
-          `timeout (${processing.visibilityTimeout.toSeconds()} s = 6 x processorTimeout + maxBatchingWindow)`,
+        `${visibilityProblem} (the visibility timeout is 6 x processorTimeout + maxBatchingWindow)`,
       );
     }
 
@@ -496,6 +504,17 @@ export class IdempotentWebhookReceiver extends Construct {
   }
 }
 
+/** The timing values as this construct's props name them (lambdas/shared/timing-rules.ts). */
+const PROP_NAMES: TimingNames = {
+  receiverTimeoutSeconds: 'receiverTimeout',
+  receiverLeaseSeconds: 'receiverLease',
+  processorTimeoutSeconds: 'processorTimeout',
+  processingLeaseSeconds: 'processingLease',
+  visibilityTimeoutSeconds: "the event queue's visibility timeout",
+  sweepProcessingGraceSeconds: 'the sweeper processing grace',
+  effectTimeout: (adapter) => `effects: ${adapter}.timeout`,
+};
+
 function checkProps(values: {
   receiverTimeout: Duration;
   receiverLease: Duration;
@@ -525,19 +544,25 @@ function checkProps(values: {
       props.stuckEnqueuedAfter.toSeconds(),
       ' s',
     );
-  // The lease protects a claim while its receiver may still be running: it must outlive the function.
-  if (receiverLease.toSeconds() <= receiverTimeout.toSeconds()) {
-    fail(
-      `receiverLease (${receiverLease.toSeconds()} s) must be longer than receiverTimeout (${receiverTimeout.toSeconds()} s)`,
-    );
-  }
+  // Leases outlive their functions, effects fit in the processor's invocation (lambdas/shared/timing-rules.ts).
+  const [timingProblem] = timingProblems(
+    {
+      receiverTimeoutSeconds: receiverTimeout.toSeconds(),
+      receiverLeaseSeconds: receiverLease.toSeconds(),
+      processorTimeoutSeconds: processorTimeout.toSeconds(),
+      processingLeaseSeconds: processingLease.toSeconds(),
+      effectTimeoutsMs: Object.fromEntries(
+        Object.entries(props.effects ?? {}).map(([name, effect]) => [
+          name,
+          (effect.timeout?.toSeconds() ?? DEFAULT_EFFECT_TIMEOUT_MS / 1000) * 1000,
+        ]),
+      ),
+    },
+    PROP_NAMES,
+  );
+  if (timingProblem !== undefined) fail(timingProblem);
   // API Gateway stops waiting for an integration after 30 s; a longer receiver would answer no one.
   if (receiverTimeout.toSeconds() > 30) fail('receiverTimeout must be at most 30 seconds');
-  if (processingLease.toSeconds() <= processorTimeout.toSeconds()) {
-    fail(
-      `processingLease (${processingLease.toSeconds()} s) must be longer than processorTimeout (${processorTimeout.toSeconds()} s)`,
-    );
-  }
   if (!Number.isInteger(maxReceiveCount) || maxReceiveCount < 1 || maxReceiveCount > 1000) {
     fail('maxReceiveCount must be an integer from 1 to 1000');
   }

@@ -16,6 +16,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DEFAULT_EFFECT_TIMEOUT_MS } from '../lambdas/processor/effects.js';
 import * as processorSettings from '../lambdas/processor/settings.js';
 import { configuredProviders } from '../lambdas/providers/configured.js';
 import { getProvider, withProviders } from '../lambdas/providers/index.js';
@@ -53,6 +54,13 @@ import {
   readSynthesizedStack,
   resourcesOfType,
 } from './template.js';
+import {
+  type LocalTimings,
+  localEffectTimeoutSeconds,
+  localTimings,
+  templateTimings,
+  timingKnobs,
+} from './timings.js';
 
 export interface LocalStackOptions {
   /** The cdk.out directory to run. */
@@ -84,8 +92,20 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
   // Local-only knobs (README, "Run it locally"), checked before anything starts.
   const knobs = loadLocalStackKnobs(env);
   const visibilityOverride = knobs.visibilityTimeoutSeconds;
-  const leaseOverride = knobs.claimLeaseSeconds;
   const maxReceiveOverride = knobs.maxReceiveCount;
+  // Leases, timeouts and the visibility timeout, checked against the construct's rules; a short
+  // lease moves the function and effect timeouts down with it (./timings.ts).
+  const timings = localTimings(
+    templateTimings(template, {
+      receiverLease: receiverSettings.ENV.leaseSeconds,
+      processingLease: processorSettings.ENV.leaseSeconds,
+      sweepProcessingGrace: sweeperSettings.ENV.processingGraceMs,
+    }),
+    timingKnobs(env),
+  );
+  const leaseOverride = timings.leaseOverride;
+  if (timings.moved.length > 0)
+    log(`local timings: ${timings.moved.join(', ')} (docs/rules.md, "Leases and timeouts")`);
 
   const stoppers: Array<() => Promise<void>> = [];
   /** Stopped first, though started early: no request may reach a function that is stopping. */
@@ -186,6 +206,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
         sink,
         functionName: id,
         leaseOverride,
+        processorTimeoutSeconds: timings.processorTimeoutSeconds,
         maxReceiveOverride,
         faultStateDirectory,
       });
@@ -198,7 +219,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
         entry,
         handler: exportName,
         environment,
-        timeoutSeconds: Number(props.Timeout ?? 3),
+        timeoutSeconds: localTimeout(variables, Number(props.Timeout ?? 3), timings),
         memoryMb: Number(props.MemorySize ?? 128),
         maxConcurrency: batchesByFunction.get(id) ?? 0,
         log,
@@ -423,6 +444,8 @@ interface LocalEnvironmentContext {
   readonly sink: EffectsSink;
   readonly functionName: string;
   readonly leaseOverride: number | undefined;
+  /** The processor's local timeout, which bounds its effects' timeouts (./timings.ts). */
+  readonly processorTimeoutSeconds?: number | undefined;
   readonly maxReceiveOverride: number | undefined;
   readonly faultStateDirectory: string;
 }
@@ -435,14 +458,41 @@ const SWEEPER_OVERRIDES = [
   sweeperSettings.ENV.maxRequeues,
 ] as const;
 
-function localEffects(json: string, sink: EffectsSink): string {
-  const effects = JSON.parse(json) as Record<string, { url?: string; honoursIdempotencyKey?: boolean }>;
+function localEffects(json: string, sink: EffectsSink, processorTimeoutSeconds: number | undefined): string {
+  const effects = JSON.parse(json) as Record<
+    string,
+    { url?: string; honoursIdempotencyKey?: boolean; timeoutSeconds?: number }
+  >;
   for (const [name, effect] of Object.entries(effects)) {
-    if (effect.url !== undefined) continue;
-    effects[name] = { ...effect, url: sink.urlOf(name) };
-    sink.declare(name, effect.honoursIdempotencyKey === true);
+    // Each call must end a margin before the (possibly moved) processor timeout.
+    const timeoutSeconds =
+      processorTimeoutSeconds === undefined
+        ? effect.timeoutSeconds
+        : localEffectTimeoutSeconds(
+            (effect.timeoutSeconds ?? DEFAULT_EFFECT_TIMEOUT_MS / 1000) * 1000,
+            processorTimeoutSeconds,
+          );
+    effects[name] = {
+      ...effect,
+      ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }),
+      ...(effect.url === undefined ? { url: sink.urlOf(name) } : {}),
+    };
+    if (effect.url === undefined) sink.declare(name, effect.honoursIdempotencyKey === true);
   }
   return JSON.stringify(effects);
+}
+
+/** A function's local timeout: the receiver's and the processor's may move down with a short lease. */
+function localTimeout(
+  variables: Readonly<Record<string, string>>,
+  templateTimeout: number,
+  timings: LocalTimings,
+): number {
+  if (processorSettings.ENV.leaseSeconds in variables)
+    return timings.processorTimeoutSeconds ?? templateTimeout;
+  if (receiverSettings.ENV.leaseSeconds in variables)
+    return timings.receiverTimeoutSeconds ?? templateTimeout;
+  return templateTimeout;
 }
 
 /** The function's template environment, adapted to run against the local servers. */
@@ -469,7 +519,8 @@ export function localEnvironment(
   // The processor's effect adapters: those without a URL call the effects sink (`POST /<name>`),
   // which answers a repeated Idempotency-Key with the first result for the adapters that declare so.
   const effects = processorSettings.ENV.effects;
-  if (result[effects] !== undefined) result[effects] = localEffects(result[effects], context.sink);
+  if (result[effects] !== undefined)
+    result[effects] = localEffects(result[effects], context.sink, context.processorTimeoutSeconds);
   if (context.leaseOverride !== undefined) {
     const receiverLease = receiverSettings.ENV.leaseSeconds;
     if (receiverLease in result) result[receiverLease] = String(context.leaseOverride);

@@ -9,9 +9,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { HMAC_PROVIDERS_ENV, readHmacProviderConfigs } from '../lambdas/providers/configured.js';
+import { ConfigError } from '../lambdas/shared/settings.js';
 import { isPortFree } from './emulators.js';
 import { loadLocalStartSettings } from './settings.js';
 import { handleShutdown } from './shutdown.js';
+import { localTimings, timingKnobs } from './timings.js';
 
 const root = resolve(import.meta.dirname, '..');
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -48,6 +50,9 @@ async function main(): Promise<void> {
   const persist = args.includes('--persist');
   const { port, cdkOut: outdir, outputsFile, skipSynth } = loadLocalStartSettings();
   requestedPort = port;
+  // The timing knobs' rules that need no template (a lease longer than the visibility timeout, say),
+  // before the synth; the rest are checked against the template when the stack starts.
+  localTimings({}, timingKnobs(process.env));
   rmSync(outputsFile, { force: true });
   // Before the synth, so a taken port is a one-line answer in a second, not after 15 s of bundling.
   if (port !== 0 && !(await isPortFree(port))) failPortInUse(port);
@@ -100,6 +105,11 @@ main().catch((error) => {
   const { code, port } = error as { code?: string; port?: number };
   // Taken between the check before the synth and the listen.
   if (code === 'EADDRINUSE' && port !== undefined && port === requestedPort) failPortInUse(port);
+  // A bad variable (a knob breaking a timing rule, say) is one line naming it, not a stack trace.
+  if (error instanceof ConfigError) {
+    console.error(`npm start: ${error.message}`);
+    process.exit(1);
+  }
   console.error(`npm start failed: ${(error as Error)?.stack ?? String(error)}`);
   process.exit(1);
 });

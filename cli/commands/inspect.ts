@@ -81,8 +81,12 @@ export interface ClaimView {
   readonly replan: boolean;
   /** `business-row` when the processor recovered the progress from the row this event wrote. */
   readonly recoveredFrom: string | null;
-  /** Effects not run again because they might act twice: check them by hand. */
+  /** Effects not run again because they might act twice (in doubt): check them by hand. */
   readonly unresumedEffects: readonly string[];
+  /** Why the last of them was left in doubt (a timeout, a 5xx, an attempt that stopped mid-call). */
+  readonly unresumedReason: string | null;
+  /** An effect that may act twice being called now (recorded before the call), and since when. */
+  readonly effectAttempt: { readonly effect: string; readonly at: string | null } | null;
   /** Times the sweeper sent the event again, and its report when it could not (docs/rules.md, "The sweeper"). */
   readonly sweeps: number;
   readonly stuck: { readonly at: string; readonly reason: string | null } | null;
@@ -145,6 +149,11 @@ export async function viewClaim(stack: StackContext, claim: ClaimRecord, nowMs: 
     replan: claim.replan === true,
     recoveredFrom: claim.recoveredFrom ?? null,
     unresumedEffects: claim.unresumedEffects ?? [],
+    unresumedReason: claim.unresumedReason ?? null,
+    effectAttempt:
+      claim.effectAttempt === undefined
+        ? null
+        : { effect: claim.effectAttempt, at: claim.effectAttemptAt ?? null },
     sweeps: Number(claim.sweeps ?? 0),
     stuck: claim.stuckAt === undefined ? null : { at: claim.stuckAt, reason: claim.stuckReason ?? null },
     lease:
@@ -224,10 +233,16 @@ function claimText(view: ClaimView, nowMs: number): string {
       view.recoveredFrom === null ? null : `from the ${view.recoveredFrom} (the claim's markers were lost)`,
     ],
     [
-      'not resumed',
+      'in doubt',
       view.unresumedEffects.length === 0
         ? null
-        : `${view.unresumedEffects.join(', ')}: not run again because they might act twice; check them by hand`,
+        : `${view.unresumedEffects.join(', ')}: may have acted, not run again (it might act twice); check by hand${view.unresumedReason ? `. Why: ${view.unresumedReason}` : ''}`,
+    ],
+    [
+      'calling',
+      view.effectAttempt === null
+        ? null
+        : `${view.effectAttempt.effect} since ${view.effectAttempt.at ?? '?'} (no outcome recorded yet: if this attempt stopped, the next one reports it in doubt instead of calling it again)`,
     ],
     ['attempts', view.processingAttempts],
     ['swept', view.sweeps === 0 ? null : `sent again ${plural(view.sweeps, 'time')} by the sweeper`],

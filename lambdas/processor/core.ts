@@ -3,10 +3,12 @@
  * store, the business tables, the appliers, the effect adapters and the clock are injected.
  *
  *   claim the processing lease ─▶ plan (read rows) ─▶ commit writes + step `state` (one transaction)
- *     ─▶ effect 1 ─▶ marker ─▶ effect 2 ─▶ marker + DONE
+ *     ─▶ effect 1 ─▶ marker ─▶ [call record + lease renewal] effect 2 ─▶ marker + DONE
  *
  * A resumed event (a worker died, or an attempt failed) skips every step its marker says is done.
- * The rules are written down in docs/processor.md.
+ * An effect that may act twice (its adapter ignores Idempotency-Key) is called at most once: its
+ * call is recorded first, and a call that may have acted is recorded in doubt, never repeated.
+ * The rules are written down in docs/processor.md and docs/rules.md ("Effects in doubt").
  */
 import { randomUUID } from 'node:crypto';
 import { getProvider } from '../providers/index.js';
@@ -20,10 +22,12 @@ import {
 import { retainUntil } from '../shared/claim-retention.js';
 import { effectFaultPoint, type FaultInjector } from '../shared/faults.js';
 import { matchEventType } from '../shared/keys.js';
+import { EFFECT_MARGIN_MS } from '../shared/timing-rules.js';
 import type { ClaimRecord, Lease, NewClaim } from '../store/claim.js';
 import { ArchiveFormatError, type PayloadArchive } from '../store/payload-archive.js';
 import { LeaseLostError, type ProcessingClaims, type ProcessingOutcome } from '../store/processing-claims.js';
 import { applyCompliance, type ComplianceStore, complianceRequestOf } from './compliance.js';
+import { certainlyNotPerformed } from './effects.js';
 import { isNewer, type ReadMark, readMark, type StateStore, WriteConflictError } from './state-store.js';
 import type {
   Applier,
@@ -75,6 +79,11 @@ export type ProcessResult =
       readonly outcome: ProcessingOutcome;
       readonly key: string;
       readonly event: EventEnvelope;
+      /**
+       * Effects this attempt recorded in the claim's `unresumedEffects`: called but with no known
+       * outcome, or not run again after a recovery, because they might act twice. An operator checks them.
+       */
+      readonly unresumed: readonly string[];
     }
   /** The claim was already DONE: the message was a duplicate and nothing was applied. */
   | { readonly kind: 'already-done'; readonly key: string; readonly event: EventEnvelope };
@@ -89,6 +98,24 @@ export class ClaimBusyError extends Error {
   override readonly name = 'ClaimBusyError';
   constructor(readonly key: string) {
     super(`event ${key} is being processed by another worker`);
+  }
+}
+
+/**
+ * An effect that is not repeat-safe was not called: too little time was left before the lease or
+ * the invocation ends for its call to finish. The attempt is released (the effect was never called)
+ * and the retry calls it with a fresh lease.
+ */
+export class EffectDeadlineError extends Error {
+  override readonly name = 'EffectDeadlineError';
+  constructor(
+    readonly effect: string,
+    readonly neededMs: number,
+    readonly leftMs: number,
+  ) {
+    super(
+      `effect ${effect} was not called: it may take ${neededMs} ms and only ${Math.max(0, leftMs)} ms are left before the processing lease or the invocation ends`,
+    );
   }
 }
 
@@ -185,6 +212,11 @@ export interface ProcessOptions {
    * object. A rejection fails the attempt, as a failed archive PUT of its own would.
    */
   readonly batchArchive?: Promise<string>;
+  /**
+   * Milliseconds left in the invocation (Lambda's `context.getRemainingTimeInMillis`): no effect
+   * that may act twice is started unless its call can end before then. @default unbounded
+   */
+  readonly remainingTimeMs?: () => number;
 }
 
 /**
@@ -199,22 +231,6 @@ export async function processMessage(
 ): Promise<ProcessResult> {
   const message = parseEventMessage(body);
   const clock = deps.clock ?? Date.now;
-  const lease: Lease = {
-    token: (deps.newLeaseToken ?? randomUUID)(),
-    expiresAt: clock() + deps.leaseSeconds * 1000,
-    owner: 'processor',
-  };
-  // Every attempt keeps the claim alive past the DLQ's retention (a redrive resets it).
-  const claimTtl = retainUntil(clock(), deps.claimRetentionSeconds, message.claimExpiresAt);
-  const claim: NewClaim = {
-    pk: message.key,
-    provider: message.provider,
-    account: message.account,
-    eventId: message.eventId,
-    eventType: message.eventType,
-    ...(message.objectId === undefined ? {} : { objectId: message.objectId }),
-    expiresAt: claimTtl,
-  };
   // The batch's archive object is durable before the lease write names it: a worker that dies
   // holding the lease leaves a claim whose body the sweeper can find. A failed PUT fails this
   // attempt below, with the claim told why.
@@ -228,7 +244,26 @@ export async function processMessage(
     }
   }
   deps.faultPoint?.('processor.beforeClaim', message.eventId);
-  const begun = await deps.claims.beginProcessing(claim, lease, clock(), claimTtl, batchArchiveKey);
+  // The lease runs from its write, not from the message's arrival: waiting for the batch's archive
+  // upload above must not eat into it.
+  const leaseStart = clock();
+  const lease: Lease = {
+    token: (deps.newLeaseToken ?? randomUUID)(),
+    expiresAt: leaseStart + deps.leaseSeconds * 1000,
+    owner: 'processor',
+  };
+  // Every attempt keeps the claim alive past the DLQ's retention (a redrive resets it).
+  const claimTtl = retainUntil(leaseStart, deps.claimRetentionSeconds, message.claimExpiresAt);
+  const claim: NewClaim = {
+    pk: message.key,
+    provider: message.provider,
+    account: message.account,
+    eventId: message.eventId,
+    eventType: message.eventType,
+    ...(message.objectId === undefined ? {} : { objectId: message.objectId }),
+    expiresAt: claimTtl,
+  };
+  const begun = await deps.claims.beginProcessing(claim, lease, leaseStart, claimTtl, batchArchiveKey);
   if (begun.kind === 'done') return { kind: 'already-done', key: message.key, event: message };
   if (begun.kind === 'busy') throw new ClaimBusyError(message.key);
 
@@ -247,8 +282,12 @@ export async function processMessage(
     }
     deps.faultPoint?.('processor.afterClaim', event.eventId);
     deps.faultPoint?.('processor.crashAfterClaim', event.eventId);
-    const outcome = await applyEvent(event, begun.claim, lease, archiveKey, deps);
-    return { kind: 'done', outcome, key: message.key, event: message };
+    const unresumed: string[] = [];
+    const outcome = await applyEvent(event, begun.claim, lease, archiveKey, deps, {
+      remainingTimeMs: options.remainingTimeMs,
+      unresumed,
+    });
+    return { kind: 'done', outcome, key: message.key, event: message, unresumed };
   } catch (error) {
     if (error instanceof LeaseLostError) {
       // Another worker took the event over: leave the claim to it; our message is retried and
@@ -261,11 +300,22 @@ export async function processMessage(
     const summary = errorSummary(error);
     const poison = error instanceof PoisonMessageError;
     const lastAttempt = poison || receiveCount >= deps.maxReceiveCount;
+    // An effect call that was refused did not act: its record goes, so the next attempt calls it.
+    const failure = { effectNotPerformed: certainlyNotPerformed(error) };
     try {
       if (lastAttempt) {
         const keepUntil = retainUntil(clock(), deps.claimRetentionSeconds, begun.claim.expiresAt);
-        await deps.claims.failProcessing(message.key, lease.token, summary, clock(), keepUntil, archiveKey);
-      } else await deps.claims.releaseProcessing(message.key, lease.token, summary, clock(), archiveKey);
+        await deps.claims.failProcessing(
+          message.key,
+          lease.token,
+          summary,
+          clock(),
+          keepUntil,
+          archiveKey,
+          failure,
+        );
+      } else
+        await deps.claims.releaseProcessing(message.key, lease.token, summary, clock(), archiveKey, failure);
     } catch (markError) {
       deps.log.warn('could not record the failure on the claim', {
         key: message.key,
@@ -330,12 +380,30 @@ function isRepeatSafe(applier: Applier, name: string, deps: ProcessorDeps): bool
   return adapterOf(deps, effect.adapter)?.honoursIdempotencyKey === true;
 }
 
+/** The adapter's bound on one call (ms), when the effect declares an adapter that has one. */
+function timeoutOf(applier: Applier, name: string, deps: ProcessorDeps): number | undefined {
+  const effect = effectOf(applier, name);
+  if (effect === undefined || !('adapter' in effect)) return undefined;
+  return adapterOf(deps, effect.adapter)?.timeoutMs;
+}
+
+/** What one attempt carries besides the event and its claim. */
+interface AttemptContext {
+  readonly remainingTimeMs: (() => number) | undefined;
+  /** Filled with the effects this attempt records as unresumed (in doubt, or not run again). */
+  readonly unresumed: string[];
+}
+
 async function applyEvent(
   event: ProcessingEvent,
-  claim: Pick<ClaimRecord, 'lastCompletedStep' | 'plannedEffects' | 'replan'>,
+  claim: Pick<
+    ClaimRecord,
+    'lastCompletedStep' | 'plannedEffects' | 'replan' | 'effectAttempt' | 'effectAttemptAt'
+  >,
   lease: Lease,
   archiveKey: string | undefined,
   deps: ProcessorDeps,
+  attempt: AttemptContext,
 ): Promise<ProcessingOutcome> {
   const clock = deps.clock ?? Date.now;
   const archived = archiveKey === undefined ? {} : { archiveKey };
@@ -386,7 +454,7 @@ async function applyEvent(
   let outcome: ProcessingOutcome = 'applied';
   // Plan when the state is not committed yet, or when a forced replay asks for a new plan.
   if (!progress.stateDone || claim.replan === true) {
-    const committed = await commitState(event, applier, lease, archiveKey, progress, deps);
+    const committed = await commitState(event, applier, lease, archiveKey, progress, deps, attempt);
     if (committed.done) return committed.outcome;
     effects = committed.effects;
     outcome = committed.outcome;
@@ -409,16 +477,59 @@ async function applyEvent(
   for (const [index, name] of effects.entries()) {
     const effect = effectOf(applier, name);
     if (!effect) throw new Error(`applier for ${event.eventType} planned effect "${name}" but defines none`);
-    const context: EffectContext = { idempotencyKey: `${event.key}:${name}`, adapters: deps.effects ?? {} };
-    deps.faultPoint?.(effectFaultPoint('before', name), event.eventId);
-    await effect.run(event, context);
-    deps.faultPoint?.(effectFaultPoint('beforeMarker', name), event.eventId);
     const last = index === effects.length - 1;
+    const repeatSafe = isRepeatSafe(applier, name, deps);
+    const markInDoubt = async (reason: string) => {
+      deps.log.warn('effect in doubt: it may have acted, so it is not called again; check it by hand', {
+        key: event.key,
+        eventId: event.eventId,
+        effect: name,
+        reason,
+      });
+      await deps.claims.markStep(
+        event.key,
+        lease.token,
+        {
+          step: name,
+          inDoubt: { effect: name, reason },
+          ...(last ? { done: outcome } : {}),
+          ...pendingArchive,
+        },
+        clock(),
+      );
+      pendingArchive = {};
+      attempt.unresumed.push(name);
+    };
+    // An earlier attempt recorded calling it and nothing after: the call may have acted.
+    if (!repeatSafe && claim.effectAttempt === name) {
+      await markInDoubt(
+        `${name} was called at ${claim.effectAttemptAt ?? 'an unknown time'} by an attempt that stopped before recording how the call ended`,
+      );
+      continue;
+    }
+    deps.faultPoint?.(effectFaultPoint('before', name), event.eventId);
+    const signal = repeatSafe
+      ? invocationDeadline(attempt)
+      : await beginEffect(event, applier, name, lease, deps, attempt);
+    const context: EffectContext = {
+      idempotencyKey: `${event.key}:${name}`,
+      adapters: deps.effects ?? {},
+      ...(signal === undefined ? {} : { signal }),
+    };
+    try {
+      await effect.run(event, context);
+    } catch (error) {
+      // A repeat-safe effect is simply retried; so is one whose call certainly did not act.
+      if (repeatSafe || certainlyNotPerformed(error)) throw error;
+      await markInDoubt(`${name}: ${errorSummary(error)}`);
+      continue;
+    }
+    deps.faultPoint?.(effectFaultPoint('beforeMarker', name), event.eventId);
     // No marker after an effect whose adapter honours the Idempotency-Key, unless it is the last
     // (whose write is DONE): a retry that finds no marker runs it again and gets its first result
     // back, so the marker would save nothing but a repeat call on a crash, at a write unit on
     // every event. The next marker (or DONE) records it with the effects before it.
-    if (!last && isRepeatSafe(applier, name, deps)) {
+    if (!last && repeatSafe) {
       deps.faultPoint?.(effectFaultPoint('after', name), event.eventId);
       continue;
     }
@@ -432,6 +543,38 @@ async function applyEvent(
     deps.faultPoint?.(effectFaultPoint('after', name), event.eventId);
   }
   return outcome;
+}
+
+/** Aborts a second before the invocation ends, when its end is known. */
+function invocationDeadline(attempt: AttemptContext): AbortSignal | undefined {
+  if (attempt.remainingTimeMs === undefined) return undefined;
+  return AbortSignal.timeout(Math.max(0, attempt.remainingTimeMs() - EFFECT_MARGIN_MS));
+}
+
+/**
+ * Before an effect that may act twice: checks that its call can end while this worker still holds
+ * the claim, then records the call on the claim (fenced) and renews the lease with the same write.
+ * Returns the signal that aborts the call at its deadline. Throws, without calling the effect, when
+ * the time left is too short (EffectDeadlineError) or the lease is lost (LeaseLostError).
+ */
+async function beginEffect(
+  event: ProcessingEvent,
+  applier: Applier,
+  name: string,
+  lease: Lease,
+  deps: ProcessorDeps,
+  attempt: AttemptContext,
+): Promise<AbortSignal> {
+  const clock = deps.clock ?? Date.now;
+  const now = clock();
+  const leaseUntil = now + deps.leaseSeconds * 1000;
+  const invocationLeft = attempt.remainingTimeMs?.() ?? Number.POSITIVE_INFINITY;
+  const leftMs = Math.min(leaseUntil - now, invocationLeft) - EFFECT_MARGIN_MS;
+  const neededMs = timeoutOf(applier, name, deps) ?? 0;
+  if (leftMs <= neededMs) throw new EffectDeadlineError(name, neededMs, leftMs);
+  await deps.claims.beginEffect(event.key, lease.token, name, now, leaseUntil);
+  // Measured from before the write: the write's own time comes out of the margin.
+  return AbortSignal.timeout(Math.max(0, now + leftMs - clock()));
 }
 
 type Committed =
@@ -449,6 +592,7 @@ async function commitState(
   archiveKey: string | undefined,
   progress: Progress,
   deps: ProcessorDeps,
+  attempt: AttemptContext,
 ): Promise<Committed> {
   const clock = deps.clock ?? Date.now;
   for (let round = 1; ; round++) {
@@ -465,7 +609,7 @@ async function commitState(
     const plan = await applier.plan(event, context);
     // The rows already carry this event: its state committed in an earlier attempt.
     const own = reads.find((read) => read.writtenByThisEvent);
-    if (own) return resumeFromRow(event, applier, lease, archiveKey, progress, own, deps);
+    if (own) return resumeFromRow(event, applier, lease, archiveKey, progress, own, deps, attempt);
 
     const writes = plan.writes ?? [];
     const plannedEffects = plan.effects ?? [];
@@ -521,6 +665,7 @@ async function resumeFromRow(
   progress: Progress,
   own: ReadMark,
   deps: ProcessorDeps,
+  attempt: AttemptContext,
 ): Promise<Committed> {
   const clock = deps.clock ?? Date.now;
   const archived = archiveKey === undefined ? {} : { archiveKey };
@@ -556,6 +701,7 @@ async function resumeFromRow(
       },
     );
   }
+  attempt.unresumed.push(...(recorded === undefined ? ['unknown'] : unresumed));
   await deps.claims.markStep(
     event.key,
     lease.token,

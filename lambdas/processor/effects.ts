@@ -2,13 +2,66 @@
  * The effect adapter for an HTTP service, configured by URL (the construct's `effects` prop, read
  * from `EFFECTS`): one POST of the effect's JSON body with an `Idempotency-Key` header. Whether the
  * service honours that key is declared, not guessed: it decides whether an effect may be re-run
- * when the processor cannot tell if it already ran (docs/processor.md). Any non-2xx answer or
- * network error throws, so the step is retried (its marker is not written).
+ * when the processor cannot tell if it already ran (docs/processor.md).
+ *
+ * A failure says whether the service may have acted ({@link EffectError.performed}): an effect that
+ * may act twice is never called again once a call of it may have happened (docs/rules.md, "Effects
+ * in doubt").
  */
-import type { EffectAdapter } from './types.js';
+import type { EffectAdapter, EffectCallOptions } from './types.js';
+
+/**
+ * Whether a failed call may have acted:
+ * - `no`: it certainly did not (the connection was refused, the name did not resolve, the service
+ *   answered 4xx): calling it again is safe;
+ * - `unknown`: it may have (a timeout, a connection reset after the request was written, a 5xx):
+ *   an effect that is not repeat-safe is not called again; the claim records it as in doubt.
+ */
+export type EffectPerformed = 'no' | 'unknown';
 
 export class EffectError extends Error {
   override readonly name = 'EffectError';
+  constructor(
+    message: string,
+    /** Whether the service may have acted on the failed call. @default 'unknown' */
+    readonly performed: EffectPerformed = 'unknown',
+  ) {
+    super(message);
+  }
+}
+
+/** Whether an error from an effect says the call certainly did not act (an {@link EffectError} with `performed: 'no'`). */
+export function certainlyNotPerformed(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    error.name === 'EffectError' &&
+    (error as Partial<EffectError>).performed === 'no'
+  );
+}
+
+/** The HTTP adapter's timeout when none is configured. */
+export const DEFAULT_EFFECT_TIMEOUT_MS = 5_000;
+
+/**
+ * Network errors raised before any byte of the request can have reached the service (Node's fetch
+ * puts the system error in `cause`): the call did not happen.
+ */
+const NOT_SENT_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+function causeCode(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current instanceof Error && depth < 4; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
 }
 
 export interface HttpEffectOptions {
@@ -17,33 +70,58 @@ export interface HttpEffectOptions {
   readonly url: string;
   /** Whether the service returns the first result for a repeated `Idempotency-Key`. @default false */
   readonly honoursIdempotencyKey?: boolean;
+  /** @default 5000 ({@link DEFAULT_EFFECT_TIMEOUT_MS}) */
   readonly timeoutMs?: number;
   readonly fetch?: typeof fetch;
 }
 
 export class HttpEffect implements EffectAdapter {
   readonly honoursIdempotencyKey: boolean;
+  readonly timeoutMs: number;
 
   constructor(private readonly options: HttpEffectOptions) {
     this.honoursIdempotencyKey = options.honoursIdempotencyKey ?? false;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_EFFECT_TIMEOUT_MS;
   }
 
-  async call(body: Readonly<Record<string, unknown>>, idempotencyKey: string): Promise<void> {
+  async call(
+    body: Readonly<Record<string, unknown>>,
+    idempotencyKey: string,
+    callOptions: EffectCallOptions = {},
+  ): Promise<void> {
     const { name, url } = this.options;
     const doFetch = this.options.fetch ?? fetch;
+    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const signal = callOptions.signal ? AbortSignal.any([timeout, callOptions.signal]) : timeout;
     let response: Response;
     try {
       response = await doFetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
         body: JSON.stringify(body),
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? 5_000),
+        signal,
       });
     } catch (error) {
-      throw new EffectError(`${name} unreachable at ${url}: ${(error as Error).message}`);
+      const code = causeCode(error);
+      if (code !== undefined && NOT_SENT_CODES.has(code)) {
+        throw new EffectError(`${name} unreachable at ${url} (${code}): the call was not made`, 'no');
+      }
+      const reason = timeout.aborted
+        ? `did not answer within ${this.timeoutMs} ms`
+        : signal.aborted
+          ? 'was cut off at the processing deadline'
+          : `failed after the request was sent (${code ?? (error as Error).message})`;
+      throw new EffectError(`${name} ${reason}: it may have acted`, 'unknown');
     }
     // Drain the body so the connection can be reused.
     const text = await response.text().catch(() => '');
-    if (!response.ok) throw new EffectError(`${name} answered ${response.status}: ${text.slice(0, 200)}`);
+    if (response.ok) return;
+    // A 4xx is the service refusing the request (RFC 9110, 15.5): it did not act on it. A 5xx may
+    // come after the service acted (a mail sent, then a failed write): in doubt.
+    const refused = response.status >= 400 && response.status < 500;
+    throw new EffectError(
+      `${name} answered ${response.status}${refused ? '' : ' (it may have acted)'}: ${text.slice(0, 200)}`,
+      refused ? 'no' : 'unknown',
+    );
   }
 }

@@ -76,7 +76,11 @@ export function createProcessorHandler(options: ProcessorHandlerOptions): Proces
     single.addMetric(name, unit, value);
   };
 
-  const processRecord = async (record: SQSRecord, archives: BatchArchives): Promise<void> => {
+  const processRecord = async (
+    record: SQSRecord,
+    archives: BatchArchives,
+    context: Context,
+  ): Promise<void> => {
     const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? '1') || 1;
     if (deps === undefined) {
       try {
@@ -104,12 +108,12 @@ export function createProcessorHandler(options: ProcessorHandlerOptions): Proces
     const started = Date.now();
     try {
       const batchArchive = archives.get(keyOf(record.body) ?? '');
-      const result = await processMessage(
-        record.body,
-        receiveCount,
-        deps,
-        batchArchive ? { batchArchive } : {},
-      );
+      const result = await processMessage(record.body, receiveCount, deps, {
+        ...(batchArchive ? { batchArchive } : {}),
+        ...(typeof context?.getRemainingTimeInMillis === 'function'
+          ? { remainingTimeMs: () => context.getRemainingTimeInMillis() }
+          : {}),
+      });
       const provider = isProviderId(result.event.provider) ? result.event.provider : 'unknown';
       if (result.kind === 'already-done') {
         emit(ProcessorMetric.AlreadyDone, provider);
@@ -117,6 +121,12 @@ export function createProcessorHandler(options: ProcessorHandlerOptions): Proces
         emit(ProcessorMetric.Processed, provider);
         if (result.outcome === 'stale') emit(ProcessorMetric.StaleSkipped, provider);
         if (result.outcome === 'unhandled') emit(ProcessorMetric.Unhandled, provider);
+        if (result.unresumed.length > 0) {
+          emit(ProcessorMetric.EffectsInDoubt, provider, result.unresumed.length);
+          // And summed over providers (dimension `service` only): what the EffectsInDoubt alarm reads.
+          const total = metrics.singleMetric();
+          total.addMetric(ProcessorMetric.EffectsInDoubt, MetricUnit.Count, result.unresumed.length);
+        }
         const receivedAt = Date.parse(result.event.receivedAt);
         if (!Number.isNaN(receivedAt)) {
           emit(
@@ -133,6 +143,9 @@ export function createProcessorHandler(options: ProcessorHandlerOptions): Proces
         eventId: result.event.eventId,
         eventType: result.event.eventType,
         result: result.kind === 'already-done' ? 'already-done' : result.outcome,
+        ...(result.kind === 'done' && result.unresumed.length > 0
+          ? { effectsInDoubt: result.unresumed }
+          : {}),
         receiveCount,
         messageId: record.messageId,
         latencyMs: Date.now() - started,
@@ -177,7 +190,7 @@ export function createProcessorHandler(options: ProcessorHandlerOptions): Proces
   const handle = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
     const processor = new BatchProcessor(EventType.SQS);
     const archives = archivesOf(event);
-    const run = (record: SQSRecord) => processRecord(record, archives);
+    const run = (record: SQSRecord) => processRecord(record, archives, context);
     // Always answer with batchItemFailures (even when every record failed), so the contract is one.
     return processPartialResponse(event, run, processor, {
       context,
@@ -275,8 +288,8 @@ function archiveDeps(bucket: string, forcePathStyle: boolean): Pick<ProcessorDep
 /** An HTTP adapter for each configured effect with a URL; one without a URL is not configured. */
 function effectAdapters(effects: ProcessorSettings['effects']): Record<string, EffectAdapter> {
   const adapters: Record<string, EffectAdapter> = {};
-  for (const [name, { url, honoursIdempotencyKey }] of Object.entries(effects)) {
-    if (url !== undefined) adapters[name] = new HttpEffect({ name, url, honoursIdempotencyKey });
+  for (const [name, { url, honoursIdempotencyKey, timeoutMs }] of Object.entries(effects)) {
+    if (url !== undefined) adapters[name] = new HttpEffect({ name, url, honoursIdempotencyKey, timeoutMs });
   }
   return adapters;
 }

@@ -20,6 +20,8 @@ import {
   parsed,
   type SettingsOf,
 } from '../shared/settings.js';
+import { EFFECT_MARGIN_MS } from '../shared/timing-rules.js';
+import { DEFAULT_EFFECT_TIMEOUT_MS } from './effects.js';
 import { adapterNameProblem, tableNameProblem } from './extension-names.js';
 import type { EffectAdapterName, TableRef } from './types.js';
 
@@ -29,7 +31,12 @@ export interface EffectSettings {
   readonly url: string | undefined;
   /** Whether the service returns the first result for a repeated `Idempotency-Key`. */
   readonly honoursIdempotencyKey: boolean;
+  /** The longest one call may take (`timeoutSeconds`, whole seconds). @default 5000 */
+  readonly timeoutMs: number;
 }
+
+/** The longest an effect's call may be given, whatever the lease: Lambda's own 15-minute cap. */
+const EFFECT_TIMEOUT_MAX_SECONDS = 900;
 
 /** Plain seconds and counts: the construct's `Duration` defaults derive from these. */
 export const DEFAULTS = {
@@ -78,7 +85,7 @@ function parseBusinessTables(raw: string | undefined): Record<TableRef, string> 
   return tables;
 }
 
-/** `EFFECTS`: `{"<name>": {"url": "https://...", "honoursIdempotencyKey": true}}`. */
+/** `EFFECTS`: `{"<name>": {"url": "https://...", "honoursIdempotencyKey": true, "timeoutSeconds": 5}}`. */
 function parseEffects(raw: string | undefined): Record<EffectAdapterName, EffectSettings> {
   const effects: Record<EffectAdapterName, EffectSettings> = {};
   for (const [name, value] of Object.entries(jsonObject('EFFECTS', raw))) {
@@ -88,9 +95,24 @@ function parseEffects(raw: string | undefined): Record<EffectAdapterName, Effect
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       throw new ConfigError(`${where} must be an object ({"url": ..., "honoursIdempotencyKey": ...})`);
     }
-    const { url, honoursIdempotencyKey } = value as { url?: unknown; honoursIdempotencyKey?: unknown };
+    const { url, honoursIdempotencyKey, timeoutSeconds } = value as {
+      url?: unknown;
+      honoursIdempotencyKey?: unknown;
+      timeoutSeconds?: unknown;
+    };
     if (honoursIdempotencyKey !== undefined && typeof honoursIdempotencyKey !== 'boolean') {
       throw new ConfigError(`${where}: honoursIdempotencyKey must be true or false`);
+    }
+    if (
+      timeoutSeconds !== undefined &&
+      (typeof timeoutSeconds !== 'number' ||
+        !Number.isInteger(timeoutSeconds) ||
+        timeoutSeconds < 1 ||
+        timeoutSeconds > EFFECT_TIMEOUT_MAX_SECONDS)
+    ) {
+      throw new ConfigError(
+        `${where}: timeoutSeconds must be a whole number of seconds from 1 to ${EFFECT_TIMEOUT_MAX_SECONDS}, got ${JSON.stringify(timeoutSeconds)}`,
+      );
     }
     let parsedUrl: string | undefined;
     if (url !== undefined && url !== '') {
@@ -100,7 +122,11 @@ function parseEffects(raw: string | undefined): Record<EffectAdapterName, Effect
         throw new ConfigError(`${where}: url must be a URL, got ${JSON.stringify(url)}`);
       }
     }
-    effects[name] = { url: parsedUrl, honoursIdempotencyKey: honoursIdempotencyKey === true };
+    effects[name] = {
+      url: parsedUrl,
+      honoursIdempotencyKey: honoursIdempotencyKey === true,
+      timeoutMs: typeof timeoutSeconds === 'number' ? timeoutSeconds * 1000 : DEFAULT_EFFECT_TIMEOUT_MS,
+    };
   }
   return effects;
 }
@@ -162,5 +188,14 @@ export const SETTINGS = PROCESSOR.settings;
 
 /** Reads and checks the processor's environment; a ConfigError names each bad variable. */
 export function loadProcessorSettings(env: Env = process.env): ProcessorSettings {
-  return PROCESSOR.load(env);
+  const settings = PROCESSOR.load(env);
+  // The lease is renewed before each effect that may act twice: its call must end before it runs out.
+  for (const [name, effect] of Object.entries(settings.effects)) {
+    if (effect.url !== undefined && effect.timeoutMs + EFFECT_MARGIN_MS >= settings.leaseSeconds * 1000) {
+      throw new ConfigError(
+        `environment variable EFFECTS: effect ${JSON.stringify(name)} may take ${effect.timeoutMs} ms, which must be shorter than PROCESSING_LEASE_SECONDS (${settings.leaseSeconds} s) by more than ${EFFECT_MARGIN_MS} ms: its call must end while the worker still holds the claim`,
+      );
+    }
+  }
+  return settings;
 }

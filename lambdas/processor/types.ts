@@ -99,6 +99,18 @@ export interface EffectContext {
   readonly idempotencyKey: string;
   /** The configured effect adapters by name; an effect whose adapter is absent should do nothing. */
   readonly adapters: Readonly<Record<EffectAdapterName, EffectAdapter>>;
+  /**
+   * Aborted when the effect must have ended: a second before the worker's lease runs out or the
+   * invocation ends, whichever is first. Pass it to every call (`adapter.call(body, key, { signal })`,
+   * an SDK's `abortSignal`): a call still running then would outlive the lease that keeps another
+   * worker from calling it again (docs/rules.md, "Effects in doubt").
+   */
+  readonly signal?: AbortSignal;
+}
+
+export interface EffectCallOptions {
+  /** Aborts the call (the processor's deadline for the effect: {@link EffectContext.signal}). */
+  readonly signal?: AbortSignal;
 }
 
 /** One external service an effect calls (an HTTP endpoint by default: lambdas/processor/effects.ts). */
@@ -110,8 +122,23 @@ export interface EffectAdapter {
    * marker is harmless only for them.
    */
   readonly honoursIdempotencyKey: boolean;
-  /** Sends one request; throws on any failure, so the step is retried (its marker is not written). */
-  call(body: Readonly<Record<string, unknown>>, idempotencyKey: string): Promise<void>;
+  /**
+   * The longest one call takes before it gives up, in milliseconds, when the adapter bounds it (the
+   * HTTP adapter: 5000). The processor calls an effect only with more than this left on its lease
+   * and in its invocation. @default unbounded: only the invocation's end bounds it
+   */
+  readonly timeoutMs?: number;
+  /**
+   * Sends one request; throws on any failure. Throw an `EffectError` with `performed: 'no'` when the
+   * service certainly did not act (refused the connection, answered 4xx): only then is an effect
+   * that is not repeat-safe called again. Any other error leaves such an effect in doubt: the claim
+   * records it and it is never called again (docs/rules.md, "Effects in doubt").
+   */
+  call(
+    body: Readonly<Record<string, unknown>>,
+    idempotencyKey: string,
+    options?: EffectCallOptions,
+  ): Promise<void>;
 }
 
 export type Effect = (event: ProcessingEvent, context: EffectContext) => Promise<void>;

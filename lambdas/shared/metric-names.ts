@@ -46,6 +46,12 @@ export const ProcessorMetric = {
   Unhandled: 'Unhandled',
   /** An event older than the business object's last applied state: skipped by the stale-order guard. */
   StaleSkipped: 'StaleSkipped',
+  /**
+   * Effects that may act twice whose outcome is unknown (called, then a timeout, a 5xx or a stop
+   * before the marker; or not run again after a recovery): never called again, recorded on the claim
+   * (`unresumedEffects`) for a person to check. Alarmed at 1.
+   */
+  EffectsInDoubt: 'EffectsInDoubt',
 } as const;
 
 /**

@@ -91,6 +91,16 @@ export interface ClaimRecord {
    * did not record them): for an operator to check.
    */
   readonly unresumedEffects?: readonly string[];
+  /** Why the last effect joined `unresumedEffects` (first 160 bytes), for an operator. */
+  readonly unresumedReason?: string;
+  /**
+   * The effect being called now: written (fenced) just before an effect that is not repeat-safe is
+   * called, removed by its step marker. A worker that finds it set has no record of how that call
+   * ended, so it never calls that effect again: it records it in `unresumedEffects` (docs/rules.md,
+   * "Effects in doubt"). ISO-8601 `effectAttemptAt`: when the call started.
+   */
+  readonly effectAttempt?: string;
+  readonly effectAttemptAt?: string;
   /**
    * The sparse index of unfinished claims (./unfinished-index.ts): present until the claim is DONE or
    * FAILED. `sweepAt` (epoch ms) is when the sweeper looks at it next.

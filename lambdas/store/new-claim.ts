@@ -26,7 +26,11 @@ export const PROGRESS_ATTRIBUTES = [
   'writtenRows',
   'archiveKey',
   'unresumedEffects',
+  'unresumedReason',
   'recoveredFrom',
+  // An effect call whose outcome is unknown stays unknown: a re-created claim must not call it again.
+  'effectAttempt',
+  'effectAttemptAt',
 ] as const;
 
 /** Attributes of one claim window (its lease, its enqueue, how its last attempt ended): never carried over. */

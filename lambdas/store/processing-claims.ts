@@ -59,6 +59,23 @@ export interface StepMark {
   readonly unresumedEffects?: readonly string[];
   /** Set when the claim's progress was recovered from somewhere other than itself (`business-row`). */
   readonly recoveredFrom?: string;
+  /**
+   * The step's effect was called but how the call ended is unknown (it timed out, or an earlier
+   * attempt stopped between the call and its marker): it joins `unresumedEffects`, with why.
+   */
+  readonly inDoubt?: { readonly effect: string; readonly reason: string };
+}
+
+/** The attributes of an effect call in progress (see {@link ClaimRecord.effectAttempt}). */
+const EFFECT_ATTEMPT = 'effectAttempt, effectAttemptAt';
+
+/** How a failed attempt's record changes beyond its error. */
+export interface FailureOptions {
+  /**
+   * The attempt failed in the effect call it had recorded (`effectAttempt`), and the call certainly
+   * did not act (refused): the record is removed, so the next attempt calls the effect again.
+   */
+  readonly effectNotPerformed?: boolean;
 }
 
 export class LeaseLostError extends Error {
@@ -233,6 +250,17 @@ export class ProcessingClaims extends ClaimsTable {
       sets.push('recoveredFrom = :recoveredFrom');
       values[':recoveredFrom'] = mark.recoveredFrom;
     }
+    if (mark.inDoubt !== undefined) {
+      sets.push(
+        'unresumedEffects = list_append(if_not_exists(unresumedEffects, :noEffects), :inDoubt)',
+        'unresumedReason = :inDoubtReason',
+      );
+      values[':noEffects'] = [];
+      values[':inDoubt'] = [mark.inDoubt.effect];
+      values[':inDoubtReason'] = claimErrorText(mark.inDoubt.reason);
+    }
+    // Every step ends the effect call in progress, if any: its outcome is now recorded.
+    removes.push(EFFECT_ATTEMPT);
     // A forced replay's request to plan again is answered by the state step.
     if (mark.step === 'state' || mark.done !== undefined) removes.push('replan');
     if (mark.done !== undefined) {
@@ -251,7 +279,6 @@ export class ProcessingClaims extends ClaimsTable {
     };
   }
 
-  /** Records a step (alone, outside a transaction). Throws LeaseLostError if the lease is not ours. */
   /**
    * Records on the claim of an event whose archived payload a compliance request removed, which
    * request and when; false when there is no claim (expired, or never claimed here).
@@ -265,16 +292,53 @@ export class ProcessingClaims extends ClaimsTable {
     });
   }
 
+  /** Records a step (alone, outside a transaction). Throws LeaseLostError if the lease is not ours. */
   async markStep(pk: string, leaseToken: string, mark: StepMark, nowMs: number): Promise<void> {
     await this.fenced(pk, this.stepUpdate(pk, leaseToken, mark, nowMs));
+  }
+
+  /**
+   * Records, fenced, that `effect` is about to be called, and renews the lease to `leaseUntil`: the
+   * call starts only after this write, with the whole lease ahead of it. A worker that later finds
+   * the record without the effect's marker never calls the effect again (docs/rules.md, "Effects in
+   * doubt"). Throws LeaseLostError when another worker holds the claim: then the effect is not called.
+   */
+  async beginEffect(
+    pk: string,
+    leaseToken: string,
+    effect: string,
+    nowMs: number,
+    leaseUntil: number,
+  ): Promise<void> {
+    await this.fenced(pk, {
+      TableName: this.tableName,
+      Key: { pk },
+      UpdateExpression: 'SET effectAttempt = :effect, effectAttemptAt = :now, leaseExpiresAt = :leaseUntil',
+      ConditionExpression: 'leaseToken = :token AND #status = :processing',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':effect': effect,
+        ':now': iso(nowMs),
+        ':leaseUntil': leaseUntil,
+        ':token': leaseToken,
+        ':processing': ClaimStatus.Processing,
+      },
+    });
   }
 
   /**
    * After a failed attempt: ends our lease now so the redelivery can take the claim at once, keeping
    * PROCESSING and the step marker so it resumes where this attempt stopped.
    */
-  async releaseProcessing(pk: string, leaseToken: string, error: string, nowMs: number, archiveKey?: string) {
-    await this.recordFailure(pk, leaseToken, error, nowMs, archiveKey, {
+  async releaseProcessing(
+    pk: string,
+    leaseToken: string,
+    error: string,
+    nowMs: number,
+    archiveKey?: string,
+    options: FailureOptions = {},
+  ) {
+    await this.recordFailure(pk, leaseToken, error, nowMs, archiveKey, options, {
       set: 'leaseExpiresAt = :nowMs',
       values: { ':nowMs': nowMs },
     });
@@ -292,10 +356,11 @@ export class ProcessingClaims extends ClaimsTable {
     nowMs: number,
     retainUntil: number,
     archiveKey?: string,
+    options: FailureOptions = {},
   ) {
-    await this.recordFailure(pk, leaseToken, error, nowMs, archiveKey, {
+    await this.recordFailure(pk, leaseToken, error, nowMs, archiveKey, options, {
       set: '#status = :failed, failedAt = :now, expiresAt = :retainUntil',
-      remove: `REMOVE leaseToken, leaseExpiresAt, leaseOwner, ${LEAVE_INDEX}`,
+      remove: `leaseToken, leaseExpiresAt, leaseOwner, ${LEAVE_INDEX}`,
       values: { ':failed': ClaimStatus.Failed, ':retainUntil': retainUntil },
     });
   }
@@ -307,14 +372,18 @@ export class ProcessingClaims extends ClaimsTable {
     error: string,
     nowMs: number,
     archiveKey: string | undefined,
+    options: FailureOptions,
     change: { set: string; remove?: string; values: Record<string, unknown> },
   ): Promise<void> {
     const archive = archiveKey ? ', archiveKey = :archiveKey' : '';
+    const removes = [
+      ...(change.remove === undefined ? [] : [change.remove]),
+      ...(options.effectNotPerformed ? [EFFECT_ATTEMPT] : []),
+    ];
     await this.fenced(pk, {
       TableName: this.tableName,
       Key: { pk },
-      UpdateExpression:
-        `SET ${change.set}, lastError = :error, lastErrorAt = :now${archive} ${change.remove ?? ''}`.trim(),
+      UpdateExpression: `SET ${change.set}, lastError = :error, lastErrorAt = :now${archive}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
       ConditionExpression: 'leaseToken = :token AND #status = :processing',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {

@@ -42,6 +42,13 @@ export interface WebhookEffect {
    * @default false
    */
   readonly honoursIdempotencyKey?: boolean;
+  /**
+   * The longest one call may take before the processor gives up on it (whole seconds). A call that
+   * times out may have acted: an effect that may act twice is then recorded as in doubt, never
+   * called again. Must be shorter than `processorTimeout` by more than a second.
+   * @default Duration.seconds(5)
+   */
+  readonly timeout?: Duration;
 }
 
 export interface EventProcessorProps {
@@ -132,7 +139,7 @@ export class EventProcessor extends Construct {
           tableNames: Stack.of(this).toJsonString(
             Object.fromEntries(Object.entries(props.tables).map(([name, table]) => [name, table.tableName])),
           ),
-          // {"<name>": {"url": ..., "honoursIdempotencyKey": ...}}
+          // {"<name>": {"url": ..., "honoursIdempotencyKey": ..., "timeoutSeconds": ...}}
           effects: Stack.of(this).toJsonString(
             Object.fromEntries(
               Object.entries(props.effects).map(([name, effect]) => [
@@ -140,6 +147,7 @@ export class EventProcessor extends Construct {
                 {
                   ...(effect.url === undefined ? {} : { url: effect.url }),
                   honoursIdempotencyKey: effect.honoursIdempotencyKey ?? false,
+                  ...(effect.timeout === undefined ? {} : { timeoutSeconds: effect.timeout.toSeconds() }),
                 },
               ]),
             ),

@@ -60,6 +60,13 @@ export const processorMetric = (name: ProcessorMetricName, provider: ProviderId,
   emfMetric(PROCESSOR_SERVICE, name, provider, window);
 
 /**
+ * A processor metric the processor also emits summed over every provider (dimension `service`
+ * only), so one alarm covers them all (SEARCH cannot back an alarm): `EffectsInDoubt`.
+ */
+export const processorTotalMetric = (name: ProcessorMetricName, window: MetricWindow = {}) =>
+  emfMetric(PROCESSOR_SERVICE, name, undefined, window);
+
+/**
  * `part / whole` once `whole` reaches `minWhole` in the period, else `whenQuiet`. Counters the
  * Lambdas did not emit in a period have no datapoint (EMF emits no zeros): FILL makes them 0, so
  * "no duplicates at all" is a ratio of 0 rather than no data.

@@ -24,6 +24,7 @@ import type { ProviderId } from '../../lambdas/providers/types.js';
 import {
   METRIC_NAMESPACE,
   OVERSIZED_DELIVERIES_METRIC,
+  ProcessorMetric,
   SweeperMetric,
   THROTTLED_DELIVERIES_METRIC,
 } from '../../lambdas/shared/metric-names.js';
@@ -33,6 +34,7 @@ import {
   duplicateRatio,
   functionErrors,
   invalidSignatureRatio,
+  processorTotalMetric,
   queueOldestMessageAge,
   queueVisibleMessages,
   sweeperMetric,
@@ -314,6 +316,23 @@ export function alarmDefinitions(props: WebhookAlarmsProps): AlarmDefinition[] {
       comparisonOperator: GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 1,
       // Lambda reports Errors only for periods with invocations: none is no error.
+      treatMissingData: NOT_BREACHING,
+    },
+    {
+      id: 'EffectsInDoubt',
+      severity: 'warning',
+      summary:
+        'An effect that may act twice (its service ignores Idempotency-Key) was called, but whether it acted is unknown: it will not be called again.',
+      runbook:
+        'Find the events in the processor log ("effect in doubt": key, effect, reason) or with `webhooks inspect ' +
+        '<key>` (unresumedEffects). Check the service itself (was the email sent?) and send it by hand if not. ' +
+        'Many at once: the service is slow or failing (the reasons say: timeouts, 5xx); consider an adapter ' +
+        'that honours Idempotency-Key, which is then simply retried (docs/rules.md, "Effects in doubt").',
+      metric: processorTotalMetric(ProcessorMetric.EffectsInDoubt, { period: FIVE_MINUTES }),
+      threshold: 1,
+      comparisonOperator: GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      // Emitted only when an effect is in doubt: no data is none.
       treatMissingData: NOT_BREACHING,
     },
   );

@@ -37,9 +37,9 @@ const waitFor = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs
 
 beforeAll(async () => {
   stack = await startLocalStackProcess({
-    // Short for the test, but long enough that a slow attempt on a loaded machine is not redelivered mid-way.
-    LOCAL_VISIBILITY_TIMEOUT_SECONDS: '2',
-    CLAIM_LEASE_SECONDS: '20',
+    // Short for the test; the leases move with it (6 s, the functions' timeouts to 5 s), so an
+    // attempt can never outlive its lease however slow the machine (docs/rules.md, "Leases and timeouts").
+    LOCAL_VISIBILITY_TIMEOUT_SECONDS: '6',
     MAX_RECEIVE_COUNT: '3',
     FAULT_POINTS: [
       'receiver.afterClaim@crashrecv:1',

@@ -26,7 +26,7 @@ let s3: S3Client;
 beforeAll(async () => {
   stack = await startLocalStackProcess(
     {
-      LOCAL_VISIBILITY_TIMEOUT_SECONDS: '2',
+      LOCAL_VISIBILITY_TIMEOUT_SECONDS: '6',
       // The redaction of Alice crashes after its first archive object; its retry must finish the job.
       FAULT_POINTS: 'compliance.afterObject@w-redact-1:1',
     },

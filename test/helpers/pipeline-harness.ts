@@ -42,6 +42,8 @@ export interface PipelineOptions {
   readonly leaseSeconds?: number;
   readonly faultPoints?: string;
   readonly appliers?: ApplierRegistry;
+  /** The example's HTTP adapters' timeout. @default 5000 */
+  readonly effectTimeoutMs?: number;
 }
 
 export interface PipelineHarness {
@@ -106,7 +108,10 @@ export async function createPipelineHarness(options: PipelineOptions = {}): Prom
     leaseSeconds: options.leaseSeconds ?? 30,
     maxReceiveCount,
     claimRetentionSeconds: CLAIM_RETENTION_DEFAULT_SECONDS,
-    effects: exampleEffectAdapters(sink.urlOf),
+    effects: exampleEffectAdapters(
+      sink.urlOf,
+      options.effectTimeoutMs === undefined ? {} : { timeoutMs: options.effectTimeoutMs },
+    ),
     ...(faultPoint ? { faultPoint } : {}),
     archive: receiver.archive,
   };

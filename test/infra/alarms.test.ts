@@ -195,6 +195,19 @@ describe('webhook alarms', () => {
     });
   });
 
+  it('alarms on the first effect in doubt, summed over providers (service dimension only)', () => {
+    expect(alarm('EffectsInDoubt')).toMatchObject({
+      Namespace: 'IdempotentWebhooks',
+      MetricName: 'EffectsInDoubt',
+      Dimensions: [{ Name: 'service', Value: 'webhook-processor' }],
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
   it('alarms on a failed sweeper run', () => {
     expect(alarm('SweeperErrors')).toMatchObject({
       Namespace: 'AWS/Lambda',
@@ -204,10 +217,10 @@ describe('webhook alarms', () => {
     });
   });
 
-  it('creates 3 alarms per provider (GitHub and Twilio 2: no duplicate-ratio-low) and 10 for the pipeline', () => {
+  it('creates 3 alarms per provider (GitHub, Twilio and Discord 2: no duplicate-ratio-low) and 11 for the pipeline', () => {
     const withoutRatioLow = PROVIDER_LIST.filter((p) => !p.alarms.duplicateRatioLow).map((p) => p.id);
     expect(withoutRatioLow).toEqual(['github', 'twilio', 'discord']);
-    expect(Object.keys(alarms)).toHaveLength(3 * PROVIDER_LIST.length - withoutRatioLow.length + 10);
+    expect(Object.keys(alarms)).toHaveLength(3 * PROVIDER_LIST.length - withoutRatioLow.length + 11);
   });
 
   it('counts throttled (429) deliveries from the access log and alarms on the first; 4xx by rate', () => {

@@ -198,9 +198,10 @@ describe('processor: crashes and retries', () => {
     expect(receipts()).toHaveLength(1);
   });
 
-  it('retries a failed effect without repeating the committed state write', async () => {
+  it('retries an effect the service refused without repeating the committed state write', async () => {
     h = await createPipelineHarness();
-    h.sink.failNext('mailer', 1);
+    // A 4xx: the mailer refused the call without acting, so calling it again is safe.
+    h.sink.fault('mailer', { kind: 'refuse', status: 429 });
     const accepted = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_mailer' }));
     await h.poller.pollOnce();
     const afterFailure = await h.row('payments', paymentRowKey('platform', 'pi_mailer'));

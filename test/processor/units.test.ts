@@ -105,9 +105,38 @@ describe('processor settings', () => {
         EFFECTS: '{"ledger":{"url":"http://127.0.0.1:9/ledger","honoursIdempotencyKey":true},"mailer":{}}',
       }).effects,
     ).toEqual({
-      ledger: { url: 'http://127.0.0.1:9/ledger', honoursIdempotencyKey: true },
-      mailer: { url: undefined, honoursIdempotencyKey: false },
+      ledger: { url: 'http://127.0.0.1:9/ledger', honoursIdempotencyKey: true, timeoutMs: 5_000 },
+      mailer: { url: undefined, honoursIdempotencyKey: false, timeoutMs: 5_000 },
     });
+  });
+
+  it("reads an effect's timeoutSeconds and refuses one that is not whole seconds from 1 to 900", () => {
+    const effects = (json: string) => loadProcessorSettings({ ...env, EFFECTS: json }).effects;
+    expect(effects('{"crm":{"url":"https://crm.example.com/","timeoutSeconds":20}}').crm?.timeoutMs).toBe(
+      20_000,
+    );
+    for (const bad of ['0', '1.5', '"5"', '901']) {
+      expect(() => effects(`{"crm":{"url":"https://crm.example.com/","timeoutSeconds":${bad}}}`)).toThrow(
+        /effect "crm": timeoutSeconds must be a whole number of seconds from 1 to 900/,
+      );
+    }
+  });
+
+  it('refuses an effect whose call may outlast the processing lease (it is renewed before each such call)', () => {
+    const settings = (lease: string, timeout: number) =>
+      loadProcessorSettings({
+        ...env,
+        PROCESSING_LEASE_SECONDS: lease,
+        EFFECTS: `{"crm":{"url":"https://crm.example.com/","timeoutSeconds":${timeout}}}`,
+      });
+    expect(() => settings('6', 5)).toThrow(
+      /effect "crm" may take 5000 ms, which must be shorter than PROCESSING_LEASE_SECONDS \(6 s\) by more than 1000 ms/,
+    );
+    expect(settings('7', 5).effects.crm?.timeoutMs).toBe(5_000);
+    // An adapter without a URL is never called: its timeout does not matter.
+    expect(() =>
+      loadProcessorSettings({ ...env, PROCESSING_LEASE_SECONDS: '3', EFFECTS: '{"mailer":{}}' }),
+    ).not.toThrow();
   });
 
   it('reads back what toEnvironment writes (the construct writes the tables and effects as JSON)', () => {

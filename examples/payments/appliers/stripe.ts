@@ -94,10 +94,12 @@ export const stripePaymentIntent: Applier = {
             eventId: event.eventId,
           },
           context.idempotencyKey,
+          { signal: context.signal },
         );
       },
     },
-    // A plain mailer does not: a receipt run again is a second email (docs/processor.md).
+    // A plain mailer does not: a receipt run again is a second email, so a receipt whose call may
+    // have happened is never called again (docs/rules.md, "Effects in doubt").
     receipt: {
       adapter: 'mailer',
       async run(event, context) {
@@ -112,6 +114,7 @@ export const stripePaymentIntent: Applier = {
             currency: str(intent.currency),
           },
           context.idempotencyKey,
+          { signal: context.signal },
         );
       },
     },

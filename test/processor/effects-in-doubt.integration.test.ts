@@ -1,0 +1,358 @@
+/**
+ * Effects that may act twice (the example's mailer ignores Idempotency-Key, like most mailers) are
+ * called at most once: an attempt records the call on the claim before making it, and a call whose
+ * outcome is unknown (a timeout, a 5xx, a stop between the call and its marker) is recorded as in
+ * doubt and never made again. A call that certainly did not act (refused) is made again. The lease
+ * is renewed by that record and runs from its write. On DynamoDB Local, the SQS emulator and the
+ * effects sink, through the real receiver and processor.
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import type { SQSEvent } from 'aws-lambda';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { EffectDeadlineError, processMessage } from '../../lambdas/processor/core.js';
+import { HttpEffect } from '../../lambdas/processor/effects.js';
+import { createProcessorHandler } from '../../lambdas/processor/runtime.js';
+import type { Applier, EffectAdapter } from '../../lambdas/processor/types.js';
+import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names.js';
+import { ClaimStatus } from '../../lambdas/store/claim.js';
+import { freePort } from '../../local/emulators.js';
+import { toSqsRecord } from '../../local/sqs-poller.js';
+import { peekMessageBody } from '../helpers/aws.js';
+import { stripePaymentIntentEvent } from '../helpers/events.js';
+import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline-harness.js';
+import { capturePowertoolsOutput } from '../helpers/powertools-output.js';
+import { stripeHeaders } from '../helpers/signing.js';
+
+const log = { info: () => {}, warn: () => {}, error: () => {} };
+
+let h: PipelineHarness;
+afterEach(async () => {
+  vi.restoreAllMocks();
+  vi.unstubAllEnvs();
+  await h?.stop();
+});
+
+const receipts = () => h.sink.entries().filter((e) => e.service === 'mailer');
+const ledgerCalls = () => h.sink.entries().filter((e) => e.service === 'ledger');
+
+async function deliverPayment(intentId: string): Promise<string> {
+  const body = JSON.stringify(stripePaymentIntentEvent({ intentId }));
+  const accepted = await h.receiver.deliver('stripe', body, stripeHeaders(body));
+  expect(accepted.statusCode).toBe(200);
+  return accepted.key ?? '';
+}
+
+describe('processor: a receipt whose call may have happened is not sent again', () => {
+  it('sends one receipt when the mailer acts but answers after the adapter gave up', async () => {
+    h = await createPipelineHarness({ effectTimeoutMs: 400 });
+    h.sink.fault('mailer', { kind: 'slow', delayMs: 1_500 });
+    const key = await deliverPayment('pi_slow_mailer');
+    await h.drainQueue();
+    // Let any redelivery of the message (1 s visibility) come and go.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await h.drainQueue();
+
+    expect(receipts()).toHaveLength(1);
+    const claim = await h.receiver.claim(key);
+    expect(claim).toMatchObject({
+      status: ClaimStatus.Done,
+      outcome: 'applied',
+      lastCompletedStep: 'receipt',
+      unresumedEffects: ['receipt'],
+    });
+    expect(claim?.unresumedReason).toMatch(/mailer did not answer within 400 ms: it may have acted/);
+    expect(claim?.effectAttempt).toBeUndefined();
+    expect(claim?.processingAttempts).toBe(1);
+  });
+
+  it('sends one receipt when the mailer acts and then answers 500', async () => {
+    h = await createPipelineHarness();
+    h.sink.fault('mailer', { kind: 'actThenFail', status: 500 });
+    const key = await deliverPayment('pi_mailer_500');
+    await h.drainQueue();
+
+    expect(receipts()).toHaveLength(1);
+    expect(await h.receiver.claim(key)).toMatchObject({
+      status: ClaimStatus.Done,
+      unresumedEffects: ['receipt'],
+      unresumedReason: expect.stringContaining('mailer answered 500 (it may have acted)'),
+    });
+  });
+
+  it('sends one receipt when the mailer acts and then drops the connection', async () => {
+    h = await createPipelineHarness();
+    h.sink.fault('mailer', { kind: 'hangUp' });
+    const key = await deliverPayment('pi_mailer_reset');
+    await h.drainQueue();
+
+    expect(receipts()).toHaveLength(1);
+    expect(await h.receiver.claim(key)).toMatchObject({
+      status: ClaimStatus.Done,
+      unresumedEffects: ['receipt'],
+    });
+  });
+
+  // Guards the attempt record (ProcessingClaims.beginEffect): without it the retry sends a second receipt.
+  it('does not send the receipt again after an attempt stopped between its call and its marker', async () => {
+    h = await createPipelineHarness({ faultPoints: 'processor.beforeReceiptMarker:1' });
+    const key = await deliverPayment('pi_crash_receipt');
+    await h.poller.pollOnce();
+    const stopped = await h.receiver.claim(key);
+    expect(stopped).toMatchObject({ status: ClaimStatus.Processing, effectAttempt: 'receipt' });
+    expect(receipts()).toHaveLength(1);
+
+    await h.drainQueue();
+    expect(receipts()).toHaveLength(1);
+    const claim = await h.receiver.claim(key);
+    expect(claim).toMatchObject({
+      status: ClaimStatus.Done,
+      outcome: 'applied',
+      unresumedEffects: ['receipt'],
+      processingAttempts: 2,
+    });
+    expect(claim?.unresumedReason).toContain(
+      `receipt was called at ${stopped?.effectAttemptAt} by an attempt that stopped before recording how the call ended`,
+    );
+    expect(claim?.effectAttempt).toBeUndefined();
+  });
+
+  // Guards the removal of the record on a refusal (FailureOptions.effectNotPerformed): without it
+  // the retry would call the receipt in doubt and never send it.
+  it('sends the receipt on the retry when the mailer refused the call with a 4xx', async () => {
+    h = await createPipelineHarness();
+    h.sink.fault('mailer', { kind: 'refuse', status: 429 });
+    const key = await deliverPayment('pi_mailer_429');
+    await h.poller.pollOnce();
+    const released = await h.receiver.claim(key);
+    expect(released).toMatchObject({ status: ClaimStatus.Processing, lastCompletedStep: 'state' });
+    expect(released?.effectAttempt).toBeUndefined();
+    expect(released?.lastError).toContain('mailer answered 429');
+
+    await h.drainQueue();
+    expect(receipts()).toHaveLength(1);
+    const claim = await h.receiver.claim(key);
+    expect(claim).toMatchObject({ status: ClaimStatus.Done, lastCompletedStep: 'receipt' });
+    expect(claim?.unresumedEffects).toBeUndefined();
+  });
+
+  it('sends the receipt on the retry when the mailer refused the connection', async () => {
+    h = await createPipelineHarness();
+    const closed = `http://127.0.0.1:${await freePort()}/mailer`;
+    const real = h.processorDeps.effects?.mailer as EffectAdapter;
+    let calls = 0;
+    // The first call goes to a port nobody listens on (ECONNREFUSED), the next ones to the mailer.
+    const flaky: EffectAdapter = {
+      honoursIdempotencyKey: false,
+      timeoutMs: 5_000,
+      call: (body, key, options) =>
+        ++calls === 1
+          ? new HttpEffect({ name: 'mailer', url: closed }).call(body, key, options)
+          : real.call(body, key, options),
+    };
+    const deps = { ...h.processorDeps, effects: { ...h.processorDeps.effects, mailer: flaky }, log };
+    const key = await deliverPayment('pi_mailer_refused');
+    const message = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+
+    await expect(processMessage(message, 1, deps)).rejects.toThrow(/ECONNREFUSED.*the call was not made/);
+    expect((await h.receiver.claim(key))?.effectAttempt).toBeUndefined();
+    await expect(processMessage(message, 2, deps)).resolves.toMatchObject({ kind: 'done', unresumed: [] });
+    expect(receipts()).toHaveLength(1);
+  });
+
+  it('still posts the ledger after a receipt in doubt when the receipt comes first', async () => {
+    const receiptFirst = receiptThenLedger();
+    h = await createPipelineHarness({ appliers: { stripe: { 'payment_intent.succeeded': receiptFirst } } });
+    h.sink.fault('mailer', { kind: 'actThenFail' });
+    const key = await deliverPayment('pi_receipt_first');
+    await h.drainQueue();
+    expect(receipts()).toHaveLength(1);
+    expect(ledgerCalls()).toHaveLength(1);
+    expect(await h.receiver.claim(key)).toMatchObject({
+      status: ClaimStatus.Done,
+      lastCompletedStep: 'ledger',
+      unresumedEffects: ['receipt'],
+    });
+  });
+});
+
+/** A plan with the effect that may act twice first: receipt, then ledger. */
+function receiptThenLedger(): Applier {
+  return {
+    plan: async () => ({ effects: ['receipt', 'ledger'] }),
+    effects: {
+      receipt: {
+        adapter: 'mailer',
+        run: async (event, context) =>
+          context.adapters.mailer?.call({ event: event.eventId }, context.idempotencyKey, {
+            signal: context.signal,
+          }),
+      },
+      ledger: {
+        adapter: 'ledger',
+        run: async (event, context) =>
+          context.adapters.ledger?.call({ event: event.eventId }, context.idempotencyKey, {
+            signal: context.signal,
+          }),
+      },
+    },
+  };
+}
+
+describe('processor: the step marker after an effect that may act twice', () => {
+  // Guards the marker after a non-repeat-safe effect that is not the last (core.ts): without it
+  // the retry finds the receipt's call record with no marker, and reports a receipt that was sent
+  // as in doubt (and, before call records existed, sent it again).
+  it('records the receipt done when a fault stops the attempt before the ledger', async () => {
+    h = await createPipelineHarness({
+      faultPoints: 'processor.beforeLedger:1',
+      appliers: { stripe: { 'payment_intent.succeeded': receiptThenLedger() } },
+    });
+    const key = await deliverPayment('pi_marker_between');
+    await h.poller.pollOnce();
+    expect(await h.receiver.claim(key)).toMatchObject({
+      status: ClaimStatus.Processing,
+      lastCompletedStep: 'receipt',
+    });
+    await h.drainQueue();
+
+    expect(receipts()).toHaveLength(1);
+    expect(ledgerCalls()).toHaveLength(1);
+    const claim = await h.receiver.claim(key);
+    expect(claim).toMatchObject({ status: ClaimStatus.Done, lastCompletedStep: 'ledger' });
+    expect(claim?.unresumedEffects).toBeUndefined();
+  });
+});
+
+describe('processor: effects inside the lease', () => {
+  // Guards the lease renewal in ProcessingClaims.beginEffect: without it, another worker takes the
+  // claim over while the receipt is being sent.
+  it('renews the lease with the record written before the receipt, so no one takes the claim over during the call', async () => {
+    h = await createPipelineHarness({ leaseSeconds: 10 });
+    let offset = 0;
+    const clock = () => Date.now() + offset;
+    let takeover: Awaited<ReturnType<typeof h.processorDeps.claims.beginProcessing>> | undefined;
+    let leaseDuringCall: number | undefined;
+    const key = await deliverPayment('pi_lease_renewed');
+    const slowPlan: Applier = {
+      // A plan that takes 8 of the lease's 10 s.
+      plan: async () => {
+        offset += 8_000;
+        return { effects: ['receipt'] };
+      },
+      effects: {
+        receipt: async () => {
+          leaseDuringCall = (await h.receiver.claim(key))?.leaseExpiresAt;
+          // 12 s after the lease write: the first lease has run out, the renewed one has not.
+          offset += 4_000;
+          takeover = await h.processorDeps.claims.beginProcessing(
+            {
+              pk: key,
+              provider: 'stripe',
+              account: 'platform',
+              eventId: 'x',
+              eventType: 'x',
+              expiresAt: Math.floor(clock() / 1000) + 3600,
+            },
+            { token: 'worker-b', expiresAt: clock() + 10_000, owner: 'processor' },
+            clock(),
+            Math.floor(clock() / 1000) + 3600,
+          );
+        },
+      },
+    };
+    const deps = {
+      ...h.processorDeps,
+      appliers: { stripe: { 'payment_intent.succeeded': slowPlan } },
+      clock,
+      log,
+    };
+    const started = Date.now();
+    const message = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+    await expect(processMessage(message, 1, deps)).resolves.toMatchObject({ kind: 'done' });
+    expect(takeover?.kind).toBe('busy');
+    expect(leaseDuringCall).toBeGreaterThanOrEqual(started + 8_000 + 10_000);
+  });
+
+  it('starts the lease at its write, after waiting for the batch archive', async () => {
+    h = await createPipelineHarness({ leaseSeconds: 10 });
+    let offset = 0;
+    const clock = () => Date.now() + offset;
+    const key = await deliverPayment('pi_lease_start');
+    const message = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+    let leaseAtWrite: number | undefined;
+    const batchArchive = (async () => {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      offset += 7_000; // the batch's upload takes 7 s
+      return 'events/stripe/batch-slow.json';
+    })();
+    const watching: Applier = {
+      plan: async () => {
+        leaseAtWrite = (await h.receiver.claim(key))?.leaseExpiresAt;
+        return {};
+      },
+    };
+    const before = Date.now();
+    await processMessage(
+      message,
+      1,
+      { ...h.processorDeps, appliers: { stripe: { '*': watching } }, clock, log },
+      { batchArchive },
+    );
+    expect(leaseAtWrite).toBeGreaterThanOrEqual(before + 7_000 + 10_000);
+  });
+
+  it('does not call the receipt with less time left in the invocation than its call may take, and calls it on the retry', async () => {
+    h = await createPipelineHarness();
+    const key = await deliverPayment('pi_short_invocation');
+    const message = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+    const deps = { ...h.processorDeps, log };
+
+    // The mailer may take 5 s; 4 s are left.
+    const error = await processMessage(message, 1, deps, { remainingTimeMs: () => 4_000 }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(EffectDeadlineError);
+    expect(receipts()).toHaveLength(0);
+    const released = await h.receiver.claim(key);
+    expect(released?.effectAttempt).toBeUndefined();
+    expect(released?.lastError).toContain('effect receipt was not called');
+
+    await processMessage(message, 2, deps, { remainingTimeMs: () => 25_000 });
+    expect(receipts()).toHaveLength(1);
+    expect((await h.receiver.claim(key))?.unresumedEffects).toBeUndefined();
+  });
+});
+
+describe('processor runtime: effects in doubt are counted', () => {
+  it('emits EffectsInDoubt and names the effects on the event log line', async () => {
+    h = await createPipelineHarness();
+    h.sink.fault('mailer', { kind: 'actThenFail' });
+    await deliverPayment('pi_metric_in_doubt');
+    const output = capturePowertoolsOutput();
+    const handler = createProcessorHandler({
+      deps: () => h.processorDeps,
+      logger: new Logger({ serviceName: 'webhook-processor' }),
+      metrics: new Metrics({ namespace: METRIC_NAMESPACE, serviceName: 'webhook-processor' }),
+    });
+    const body = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+    const event = {
+      Records: [toSqsRecord({ MessageId: 'm1', Body: body, ReceiptHandle: 'r1' }, '', 'us-east-1')],
+    } as SQSEvent;
+    const result = await handler(event, {
+      getRemainingTimeInMillis: () => 25_000,
+      awsRequestId: 'req-1',
+      functionName: 'processor',
+    } as never);
+    vi.restoreAllMocks();
+    expect(result.batchItemFailures).toEqual([]);
+    const lines = output
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const metric = lines.find((line) => line.EffectsInDoubt !== undefined);
+    expect(metric).toMatchObject({ EffectsInDoubt: 1, provider: 'stripe' });
+    expect(lines.find((line) => line.message === 'event')).toMatchObject({ effectsInDoubt: ['receipt'] });
+  });
+});
