@@ -3,9 +3,9 @@
  * (`CLAIM_LEASE_SECONDS`, `LOCAL_VISIBILITY_TIMEOUT_SECONDS`, `SWEEP_PROCESSING_GRACE_SECONDS`)
  * applied, checked against the same rules as the construct's props (lambdas/shared/timing-rules.ts).
  *
- * A short lease moves the function timeouts down with it, so it can still outlive them: a 5 s lease
- * runs the receiver and the processor with a 4 s timeout, and the effects with at most 2 s (a
- * second of margin below the invocation). A visibility timeout alone moves the leases down to it. A
+ * A short lease moves the function timeouts down with it, so it can still outlive them: a 6 s lease
+ * runs the receiver and the processor with a 5 s timeout, and the effects with at most half of it
+ * (2 s). A visibility timeout alone moves the leases down to it. A
  * value no move can fix is refused in one line that names the rule.
  */
 import { ConfigError, type Env } from '../lambdas/shared/settings.js';
@@ -99,11 +99,13 @@ export function localTimings(template: TemplateTimings, knobs: TimingKnobs): Loc
 }
 
 /**
- * An effect's local timeout (whole seconds): its own, or less when the processor's local timeout
- * leaves less (the rule: shorter than the invocation by more than the margin).
+ * An effect's local timeout (whole seconds): its own, or at most half the processor's local timeout.
+ * The rule only asks for less than the invocation by more than the margin; half leaves the plan,
+ * the state commit and the effects before it room on a loaded laptop, where a call refused for lack
+ * of time (EffectDeadlineError) would only be retried.
  */
 export function localEffectTimeoutSeconds(configuredMs: number, processorTimeoutSeconds: number): number {
-  const ceiling = processorTimeoutSeconds - 1 - EFFECT_MARGIN_MS / 1000;
+  const ceiling = Math.floor(processorTimeoutSeconds / 2);
   return Math.max(1, Math.min(Math.ceil(configuredMs / 1000), ceiling));
 }
 

@@ -114,9 +114,9 @@ const post = (event: Posted) =>
 beforeAll(async () => {
   stack = await startLocalStackProcess(
     {
-      // Short for the test; the leases move with it (6 s, the functions' timeouts to 5 s), so an
+      // Short for the test; the leases move with it (10 s, the functions' timeouts to 9 s), so an
       // attempt can never outlive its lease however slow the machine (docs/rules.md, "Leases and timeouts").
-      LOCAL_VISIBILITY_TIMEOUT_SECONDS: '6',
+      LOCAL_VISIBILITY_TIMEOUT_SECONDS: '10',
       MAX_RECEIVE_COUNT: '3',
       // Three failures each: the third one marks the claim FAILED and SQS dead-letters the message;
       // after that the fault is used up, as if the handler bug had been fixed.

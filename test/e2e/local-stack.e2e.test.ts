@@ -37,15 +37,17 @@ const waitFor = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs
 
 beforeAll(async () => {
   stack = await startLocalStackProcess({
-    // Short for the test; the leases move with it (6 s, the functions' timeouts to 5 s), so an
-    // attempt can never outlive its lease however slow the machine (docs/rules.md, "Leases and timeouts").
-    LOCAL_VISIBILITY_TIMEOUT_SECONDS: '6',
+    // Short for the test; the leases move with it (10 s, the functions' timeouts to 9 s, the effects'
+    // to 4 s), so an attempt can never outlive its lease however slow the machine (docs/rules.md,
+    // "Leases and timeouts").
+    LOCAL_VISIBILITY_TIMEOUT_SECONDS: '10',
     MAX_RECEIVE_COUNT: '3',
     FAULT_POINTS: [
       'receiver.afterClaim@crashrecv:1',
       'receiver.afterPayloadStored@crashstore:1',
       'processor.afterClaim@crashproc:1',
       'processor.afterLedger@crashledger:1',
+      'processor.beforeReceiptMarker@crashreceipt:1',
       'processor.afterClaim@poison:*',
     ].join(','),
     // Two secrets: the documented vector's and ours (rotation).
@@ -217,6 +219,65 @@ describe('npm start: the local stack end to end', () => {
         ['ledger', false],
         ['ledger', true],
         ['mailer', false],
+      ]);
+    });
+  });
+
+  describe('a receipt whose call may have happened is sent at most once', () => {
+    const inspect = async (key: string) =>
+      promisify(execFile)('node', ['cli/webhooks.mjs', 'inspect', '--key', key], {
+        cwd: REPO_ROOT,
+        env,
+        timeout: 30_000,
+      });
+    const mailerFault = (fault: Record<string, unknown>) =>
+      fetch(`${outputs.LocalEffectsUrl}/_faults/mailer`, { method: 'PUT', body: JSON.stringify(fault) });
+
+    it('a mailer that sends, then answers after the adapter gave up: one receipt, reported in doubt', async () => {
+      // The local effect timeout here is 4 s (10 s lease, 9 s processor timeout): the mailer answers at 5.5 s.
+      expect((await mailerFault({ kind: 'slow', delayMs: 5_500 })).status).toBe(200);
+      const { body, key } = succeeded('pi_e2e_slowmailer', 'evt_e2e_slowmailer');
+      expect((await post('stripe', body, stripeHeaders(body))).status).toBe(200);
+      const done = await settled(key);
+      expect(done).toMatchObject({
+        outcome: 'applied',
+        unresumedEffects: ['receipt'],
+        processingAttempts: 1,
+      });
+      expect(done.unresumedReason).toMatch(/mailer did not answer within 4000 ms: it may have acted/);
+      // Longer than the visibility timeout: no redelivery sends a second receipt.
+      await new Promise((resolve) => setTimeout(resolve, 11_000));
+      expect((await effectsFor('pi_e2e_slowmailer')).map((e) => e.service)).toEqual(['ledger', 'mailer']);
+      const { stdout } = await inspect(key);
+      expect(stdout).toMatch(/in doubt +receipt: may have acted, not run again/);
+      expect(stdout).toContain('mailer did not answer within 4000 ms');
+    }, 60_000);
+
+    it('a worker stopped between the receipt and its marker: the retry does not send it again', async () => {
+      const { body, key } = succeeded('pi_e2e_crashreceipt', 'evt_e2e_crashreceipt');
+      expect((await post('stripe', body, stripeHeaders(body))).status).toBe(200);
+      const done = await settled(key);
+      expect(done).toMatchObject({ unresumedEffects: ['receipt'], processingAttempts: 2 });
+      expect(done.unresumedReason).toMatch(/receipt was called at .* by an attempt that stopped/);
+      // The ledger (no marker of its own) is called again and answers from its first posting.
+      expect((await effectsFor('pi_e2e_crashreceipt')).map((e) => [e.service, e.replay])).toEqual([
+        ['ledger', false],
+        ['mailer', false],
+        ['ledger', true],
+      ]);
+    });
+
+    it('a mailer that refuses (429) is called again on the retry: one receipt, nothing in doubt', async () => {
+      expect((await mailerFault({ kind: 'refuse', status: 429 })).status).toBe(200);
+      const { body, key } = succeeded('pi_e2e_mailer429', 'evt_e2e_mailer429');
+      expect((await post('stripe', body, stripeHeaders(body))).status).toBe(200);
+      const done = await settled(key);
+      expect(done).toMatchObject({ processingAttempts: 2, lastCompletedStep: 'receipt' });
+      expect(done.unresumedEffects).toBeUndefined();
+      expect((await effectsFor('pi_e2e_mailer429')).map((e) => e.service)).toEqual([
+        'ledger',
+        'ledger',
+        'mailer',
       ]);
     });
   });
