@@ -36,7 +36,8 @@ const HELP = `usage: webhooks inspect <provider> <event-id> [--account ID]
 
 Shows an event's claim: status, deliveries (how many times it was delivered, all absorbed by
 one claim), first and last seen, the processor's step marker, the lease, the TTL, the business
-rows it wrote (read back from their tables) and the archived payload's location.
+rows it wrote (read back from their tables), the archived payload's location, and whether a
+Shopify redaction removed the payload (redacted) or waits for the event to be DONE (redaction).
 
 From an event id, the claim is looked up by the event-id rule's key
 <provider>:<account>:<event-id> first; if there is none (Stripe payment_intent.* events are
@@ -101,6 +102,15 @@ export interface ClaimView {
   readonly archive: { readonly bucket: string; readonly key: string; readonly uri: string } | null;
   /** A Shopify compliance request removed the archived payload: which request, and when. */
   readonly redacted: { readonly by: string; readonly at: string | null } | null;
+  /**
+   * A compliance request matched the event before it was DONE: its payload is kept until then, and
+   * removed right after. Which request, when it began, and the archive objects it kept.
+   */
+  readonly redactionPending: {
+    readonly by: string;
+    readonly since: string | null;
+    readonly objects: readonly string[];
+  } | null;
   readonly rows: readonly RowView[];
   /** The claim item as stored. */
   readonly item: ClaimRecord;
@@ -180,6 +190,14 @@ export async function viewClaim(stack: StackContext, claim: ClaimRecord, nowMs: 
             uri: archiveUri(bucket ?? '<ArchiveBucketName>', claim.archiveKey),
           },
     redacted: claim.redactedBy === undefined ? null : { by: claim.redactedBy, at: claim.redactedAt ?? null },
+    redactionPending:
+      claim.redactionPendingBy === undefined
+        ? null
+        : {
+            by: claim.redactionPendingBy,
+            since: claim.redactionPendingAt ?? null,
+            objects: [...(claim.redactionObjects ?? [])].sort(),
+          },
     rows: await rowsOf(stack, claim),
     item: claim,
   };
@@ -259,6 +277,12 @@ function claimText(view: ClaimView, nowMs: number): string {
             '  ',
             ' ',
           ),
+    ],
+    [
+      'redaction',
+      view.redactionPending === null
+        ? null
+        : `pending: the payload is kept until the event is DONE, then removed; requested by ${view.redactionPending.by}${view.redactionPending.since ? ` at ${view.redactionPending.since}` : ''}`,
     ],
   ]);
   const rows =

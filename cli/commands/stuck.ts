@@ -28,6 +28,9 @@ and why. What to do, by status:
   ENQUEUED    queued, never processed: look in the DLQ (webhooks dlq list) and redrive it; a
               backlog older than stuckEnqueuedAfter also lands here and clears as it drains
   PROCESSING  the last attempt died (timed out) and the message is in the DLQ: redrive it
+  DONE        applied, but the archived payload a Shopify redaction kept until then is still
+              there: the processor's log says why ("deferred redaction"); once that is fixed,
+              webhooks replay --force --key KEY, and the processor removes it after DONE
 
 A report clears itself when the claim is taken over (a retry), replayed to DONE, or expires.
 

@@ -4,7 +4,9 @@
  *   payload archive: a batch object is rewritten without them (conditionally on the ETag it was read
  *   with, so two redactions never resurrect each other's events), an object left with none and a
  *   one-event object (a claim-checked body) are deleted, and so are the customer's (the shop's)
- *   data-request exports;
+ *   data-request exports. An event whose claim is not DONE keeps its body (an attempt, a redrive or
+ *   the sweeper still needs it): its claim is marked pending, and the processor removes the body
+ *   right after the event is DONE (./deferred-redaction.ts);
  * - `customers/data_request` writes the customer's archived events to one export object that an
  *   operator fetches (`webhooks compliance export`) and sends to the merchant.
  * Each logs one audit line, `compliance request applied`, with counts and object names only: never
@@ -14,6 +16,7 @@
 import { decodeBody, type EventMessage } from '../queue/event-message.js';
 import { ARCHIVE_PREFIX, COMPLIANCE_PREFIX } from '../shared/archive-layout.js';
 import { parseArchive } from '../store/payload-archive.js';
+import type { RedactionRequest, RedactionVerdict } from '../store/redaction-claims.js';
 import type { ProcessingEvent } from './types.js';
 
 export const SHOPIFY_COMPLIANCE_TOPICS = [
@@ -127,7 +130,8 @@ export function exportKey(request: ComplianceRequest, fallbackId: string): strin
 
 /** The archive bucket as compliance needs it: list, read with the ETag, change only if unchanged. */
 export interface ComplianceStore {
-  list(prefix: string): AsyncIterable<string>;
+  /** Keys under `prefix`, in S3's (lexicographic) order, from after `startAfter` when given. */
+  list(prefix: string, startAfter?: string): AsyncIterable<string>;
   /** The object's text and ETag, or undefined when it is gone. */
   read(key: string): Promise<{ readonly text: string; readonly etag: string } | undefined>;
   /** Replaces the object only if its ETag is still `etag`; false when it changed (412) or is gone. */
@@ -142,19 +146,32 @@ export interface ComplianceLog {
   info(message: string, details: Record<string, unknown>): void;
 }
 
+/** The claims, as a redaction asks them before it removes an event's body (lambdas/store/redaction-claims.ts). */
+export interface ComplianceClaims {
+  /**
+   * Whether the event `key`'s body may leave `objectKey` now: `deferred` when its claim is not DONE
+   * (marked pending redaction by `request`: keep it), `redacted` when it is DONE (marked: remove it),
+   * `gone` when no live claim is left (remove it). Throws when the claim cannot be read or written:
+   * nothing is removed and the request is retried.
+   */
+  settle(key: string, request: RedactionRequest, objectKey: string, nowMs: number): Promise<RedactionVerdict>;
+}
+
 export interface ComplianceDeps {
   readonly store: ComplianceStore;
+  readonly claims: ComplianceClaims;
   readonly log: ComplianceLog;
   readonly clock?: () => number;
-  /** Records on an event's claim that its payload was removed (`redactedBy`, `redactedAt`). */
-  readonly markRedacted?: (key: string, nowMs: number) => Promise<unknown>;
   /** Called after each archive object is handled (fault point `compliance.afterObject`). */
   readonly afterObject?: (eventId: string) => void;
 }
 
 export interface ComplianceResult {
   readonly scannedObjects: number;
+  /** Events removed (redact) or exported (data_request). */
   readonly matchedEvents: number;
+  /** Events kept because their claim was not DONE: removed once it is (redact only). */
+  readonly deferredEvents: number;
   readonly rewrittenObjects: number;
   readonly deletedObjects: number;
   readonly deletedExports: number;
@@ -164,50 +181,50 @@ export interface ComplianceResult {
 /** How many times an object that changed under a rewrite is read and tried again. */
 const MAX_ATTEMPTS = 5;
 
-interface Scan {
-  scanned: number;
-  matched: EventMessage[];
-  rewritten: number;
-  deleted: number;
+/** What one object's redaction did. */
+export interface ObjectRedaction {
+  /** Selected events removed from the object. */
+  readonly removed: readonly EventMessage[];
+  /** Selected events left in it (their claim is not DONE). */
+  readonly kept: readonly EventMessage[];
+  readonly change: 'rewritten' | 'deleted' | 'none';
 }
 
 /**
- * Removes from one archive object the events `remove` selects. Rewritten only if unchanged since it
- * was read; on a change (another redaction), read again and retry.
+ * Removes from one archive object the events `select` picks and `mayRemove` lets go. `mayRemove`
+ * runs for each picked event before the object changes (it records the decision on the claim): a
+ * crash in between leaves a retry that finds the events still there, never a removed event with an
+ * unmarked claim. Rewritten only if unchanged since it was read; on a change (another redaction),
+ * read again and retry.
  */
-async function redactObject(
+export async function redactObject(
   store: ComplianceStore,
   key: string,
-  remove: (message: EventMessage) => boolean,
-  scan: Scan,
-  mark: (message: EventMessage) => unknown,
-): Promise<void> {
+  select: (message: EventMessage) => boolean,
+  mayRemove: (message: EventMessage) => Promise<boolean>,
+): Promise<ObjectRedaction> {
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const current = await store.read(key);
-    if (current === undefined) return;
+    if (current === undefined) return { removed: [], kept: [], change: 'none' };
     const parsed = JSON.parse(current.text) as Record<string, unknown>;
     const events = parseArchive(current.text, key);
-    const kept = events.filter((event) => !remove(event));
-    if (kept.length === events.length) return;
-    const removed = events.filter(remove);
-    if (attempt === 1) scan.matched.push(...removed);
-    // Claims are marked before the object changes: a crash in between leaves a retry that finds the
-    // events still there and removes them, never a removed event with an unmarked claim.
-    for (const message of removed) await mark(message);
+    const selected = events.filter(select);
+    const leaving = new Set<string>();
+    for (const message of selected) if (await mayRemove(message)) leaving.add(message.key);
+    const removed = selected.filter((message) => leaving.has(message.key));
+    const kept = selected.filter((message) => !leaving.has(message.key));
+    if (removed.length === 0) return { removed, kept, change: 'none' };
+    const rest = events.filter((message) => !leaving.has(message.key));
     const changed =
-      kept.length === 0
+      rest.length === 0
         ? await store.deleteIfUnchanged(key, current.etag)
         : await store.replaceIfUnchanged(
             key,
             // A batch object keeps its shape (`v`, `archivedAt`), minus the removed events.
-            JSON.stringify({ ...parsed, events: kept.map(({ archivedAt: _a, ...message }) => message) }),
+            JSON.stringify({ ...parsed, events: rest.map(({ archivedAt: _a, ...message }) => message) }),
             current.etag,
           );
-    if (changed) {
-      if (kept.length === 0) scan.deleted++;
-      else scan.rewritten++;
-      return;
-    }
+    if (changed) return { removed, kept, change: rest.length === 0 ? 'deleted' : 'rewritten' };
   }
   throw new Error(
     `archive object ${key} kept changing during a compliance redaction; the request is retried`,
@@ -221,15 +238,25 @@ export async function applyCompliance(
   deps: ComplianceDeps,
 ): Promise<ComplianceResult> {
   const clock = deps.clock ?? Date.now;
+  const asking: RedactionRequest = { by: self.key, startedAtMs: clock() };
   const about = (message: EventMessage) => message.key !== self.key && isAbout(request, message);
-  const scan: Scan = { scanned: 0, matched: [], rewritten: 0, deleted: 0 };
+  const scan = { scanned: 0, matched: [] as EventMessage[], rewritten: 0, deleted: 0 };
+  // Kept because their claim is not DONE; the processor removes them once it is.
+  const deferred = new Set<string>();
   const redacting = request.topic !== 'customers/data_request';
   for await (const key of deps.store.list(`${ARCHIVE_PREFIX}/shopify/`)) {
     scan.scanned++;
     if (redacting) {
-      await redactObject(deps.store, key, about, scan, (message) =>
-        deps.markRedacted?.(message.key, clock()),
+      const done = await redactObject(
+        deps.store,
+        key,
+        about,
+        async (message) => (await deps.claims.settle(message.key, asking, key, clock())) !== 'deferred',
       );
+      scan.matched.push(...done.removed);
+      for (const message of done.kept) deferred.add(message.key);
+      if (done.change === 'rewritten') scan.rewritten++;
+      if (done.change === 'deleted') scan.deleted++;
     } else {
       const current = await deps.store.read(key);
       if (current !== undefined) scan.matched.push(...parseArchive(current.text, key).filter(about));
@@ -284,6 +311,7 @@ export async function applyCompliance(
   const result: ComplianceResult = {
     scannedObjects: scan.scanned,
     matchedEvents: scan.matched.length,
+    deferredEvents: deferred.size,
     rewrittenObjects: scan.rewritten,
     deletedObjects: scan.deleted,
     deletedExports,
@@ -300,6 +328,7 @@ export async function applyCompliance(
     ...result,
     // Idempotency keys only (provider ids, no personal data), the first 50 of them.
     removedEventKeys: redacting ? scan.matched.slice(0, 50).map((message) => message.key) : [],
+    deferredEventKeys: [...deferred].slice(0, 50),
   });
   return result;
 }

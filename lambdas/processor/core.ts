@@ -27,6 +27,7 @@ import type { ClaimRecord, Lease, NewClaim } from '../store/claim.js';
 import { ArchiveFormatError, type PayloadArchive } from '../store/payload-archive.js';
 import { LeaseLostError, type ProcessingClaims, type ProcessingOutcome } from '../store/processing-claims.js';
 import { applyCompliance, type ComplianceStore, complianceRequestOf } from './compliance.js';
+import { DeferredRedactionError, redactAfterDone } from './deferred-redaction.js';
 import { certainlyNotPerformed } from './effects.js';
 import { isNewer, type ReadMark, readMark, type StateStore, WriteConflictError } from './state-store.js';
 import type {
@@ -264,7 +265,11 @@ export async function processMessage(
     expiresAt: claimTtl,
   };
   const begun = await deps.claims.beginProcessing(claim, lease, leaseStart, claimTtl, batchArchiveKey);
-  if (begun.kind === 'done') return { kind: 'already-done', key: message.key, event: message };
+  if (begun.kind === 'done') {
+    // A redaction waits for this event and the last attempt did not finish it (it crashed after DONE).
+    if (begun.claim.redactionPendingBy !== undefined) await redactAfterDone(message, deps);
+    return { kind: 'already-done', key: message.key, event: message };
+  }
   if (begun.kind === 'busy') throw new ClaimBusyError(message.key);
 
   // Recorded on the claim with the next write this attempt makes (state step, failure or release).
@@ -287,6 +292,8 @@ export async function processMessage(
       remainingTimeMs: options.remainingTimeMs,
       unresumed,
     });
+    // DONE: a compliance request may have kept this event's body until now; remove it.
+    await redactAfterDone(message, deps);
     return { kind: 'done', outcome, key: message.key, event: message, unresumed };
   } catch (error) {
     if (error instanceof LeaseLostError) {
@@ -294,6 +301,16 @@ export async function processMessage(
       // then acknowledged as already done.
       deps.log.warn('processing lease was taken over; leaving the event to its new holder', {
         key: message.key,
+      });
+      throw error;
+    }
+    if (error instanceof DeferredRedactionError) {
+      // The event is DONE (no failure to record on its claim); the redelivery finishes the redaction.
+      deps.log.error('the event is applied, but its deferred redaction failed; SQS will redeliver', {
+        key: message.key,
+        eventId: message.eventId,
+        receiveCount,
+        error: errorSummary(error),
       });
       throw error;
     }
@@ -423,7 +440,7 @@ async function applyEvent(
         store: deps.compliance,
         log: deps.log,
         clock,
-        markRedacted: (key, nowMs) => deps.claims.markRedacted(key, event.key, nowMs),
+        claims: deps.claims.redactions(),
         afterObject: (eventId) => deps.faultPoint?.('compliance.afterObject', eventId),
       });
     }

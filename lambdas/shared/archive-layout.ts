@@ -24,8 +24,20 @@ export function archiveObjectKey(provider: string, firstSeenAt: string, key: str
  * encoded `:` of its key), so the two never collide.
  */
 export function archiveBatchKey(provider: string, receivedAt: string, nowMs: number, id: string): string {
-  const stamp = new Date(nowMs).toISOString().replace(/[-:.]/g, '');
-  return `${ARCHIVE_PREFIX}/${provider}/${archiveDay(receivedAt)}/batch-${stamp}-${id}.json`;
+  return `${ARCHIVE_PREFIX}/${provider}/${archiveDay(receivedAt)}/${batchNamePrefix(nowMs)}-${id}.json`;
+}
+
+/**
+ * `batch-<stamp>` of a batch object written at `nowMs`: fixed width, so a day's batch objects sort
+ * by the time they were written, and every one written after `nowMs` sorts after it.
+ */
+export function batchNamePrefix(nowMs: number): string {
+  return `batch-${new Date(nowMs).toISOString().replace(/[-:.]/g, '')}`;
+}
+
+/** The day prefix (`events/<provider>/<day>/`) an archive object's key is under, if it is one. */
+export function archiveDayPrefixOf(objectKey: string): string | undefined {
+  return new RegExp(`^${ARCHIVE_PREFIX}/[^/]+/[^/]+/`).exec(objectKey)?.[0];
 }
 
 /** The day prefix for listing one provider's archived events of a date. */

@@ -16,6 +16,9 @@ export const FAULT_POINT_NAMES = [
   'processor.afterState',
   // After each archive object a Shopify compliance request has scanned (lambdas/processor/compliance.ts).
   'compliance.afterObject',
+  // A deferred redaction's event is DONE and back in the sweeper's index, its body not yet removed
+  // (lambdas/processor/deferred-redaction.ts).
+  'compliance.afterDone',
 ] as const;
 
 /**

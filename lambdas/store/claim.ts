@@ -74,6 +74,14 @@ export interface ClaimRecord {
   readonly redactedBy?: string;
   readonly redactedAt?: string;
   /**
+   * A compliance request matched this event while its claim was not DONE: the body is kept until the
+   * claim is DONE, then removed (lambdas/store/redaction-claims.ts). The first such request's key,
+   * when it began (ISO-8601), and the archive objects it found the event in.
+   */
+  readonly redactionPendingBy?: string;
+  readonly redactionPendingAt?: string;
+  readonly redactionObjects?: ReadonlySet<string>;
+  /**
    * Written by a receiver that does not mark claims ENQUEUED (`markEnqueued: false`): this RECEIVED
    * claim's event was sent (or is being sent) with no mark to follow. A duplicate sends a copy of its
    * own; the sweeper waits the ENQUEUED staleness before calling it stuck. Removed by a release.
@@ -103,7 +111,8 @@ export interface ClaimRecord {
   readonly effectAttemptAt?: string;
   /**
    * The sparse index of unfinished claims (./unfinished-index.ts): present until the claim is DONE or
-   * FAILED. `sweepAt` (epoch ms) is when the sweeper looks at it next.
+   * FAILED, and on a DONE claim while its pending redaction is not finished. `sweepAt` (epoch ms) is
+   * when the sweeper looks at it next.
    */
   readonly sweepShard?: string;
   readonly sweepAt?: number;

@@ -27,14 +27,19 @@ export class S3ComplianceStore implements ComplianceStore {
     private readonly pageSize?: number,
   ) {}
 
-  async *list(prefix: string): AsyncIterable<string> {
+  async *list(prefix: string, startAfter?: string): AsyncIterable<string> {
     let token: string | undefined;
     do {
       const page = await this.client.send(
         new ListObjectsV2Command({
           Bucket: this.bucket,
           Prefix: prefix,
-          ...(token ? { ContinuationToken: token } : {}),
+          // The first page only: S3 ignores StartAfter beside a continuation token.
+          ...(token
+            ? { ContinuationToken: token }
+            : startAfter === undefined
+              ? {}
+              : { StartAfter: startAfter }),
         }),
       );
       for (const item of page.Contents ?? []) if (item.Key) yield item.Key;

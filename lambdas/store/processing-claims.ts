@@ -16,6 +16,7 @@ import {
 } from './claim.js';
 import { ClaimsTable, isoTime as iso, epochSeconds as seconds } from './claims-table.js';
 import { writeNewClaim } from './new-claim.js';
+import { RedactionClaims } from './redaction-claims.js';
 import { pendingShard, UNFINISHED_ATTRIBUTES } from './unfinished-index.js';
 
 /** A finished claim leaves the index of unfinished claims (FAILED: its message is in the DLQ, which alarms). */
@@ -279,19 +280,6 @@ export class ProcessingClaims extends ClaimsTable {
     };
   }
 
-  /**
-   * Records on the claim of an event whose archived payload a compliance request removed, which
-   * request and when; false when there is no claim (expired, or never claimed here).
-   */
-  async markRedacted(pk: string, by: string, nowMs: number): Promise<boolean> {
-    return this.updateIf({
-      Key: { pk },
-      UpdateExpression: 'SET redactedBy = :by, redactedAt = :now',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':by': by, ':now': iso(nowMs) },
-    });
-  }
-
   /** Records a step (alone, outside a transaction). Throws LeaseLostError if the lease is not ours. */
   async markStep(pk: string, leaseToken: string, mark: StepMark, nowMs: number): Promise<void> {
     await this.fenced(pk, this.stepUpdate(pk, leaseToken, mark, nowMs));
@@ -400,5 +388,10 @@ export class ProcessingClaims extends ClaimsTable {
   private async fenced(pk: string, update: ClaimStepUpdate): Promise<void> {
     const { TableName: _table, ...input } = update;
     if (!(await this.updateIf(input))) throw new LeaseLostError(pk);
+  }
+
+  /** The same table as Shopify's redactions use it (./redaction-claims.ts). */
+  redactions(): RedactionClaims {
+    return new RedactionClaims(this.doc, this.tableName);
   }
 }

@@ -99,6 +99,19 @@ export class SweepStore extends ClaimsTable {
   }
 
   /**
+   * Before the event of a DONE claim whose deferred redaction is not finished is sent again (the
+   * processor finishes it): due again after `nextSweepAtMs` in case that does not work either,
+   * counted in `sweeps`. The status stays DONE. False when the claim moved since it was read.
+   */
+  async resendForRedaction(claim: ClaimRecord, nextSweepAtMs: number, nowMs: number): Promise<boolean> {
+    return this.fenced(claim, nowMs, 'SET sweepAt = :next, lastSweptAt = :now ADD sweeps :one', {
+      ':next': nextSweepAtMs,
+      ':now': iso(nowMs),
+      ':one': 1,
+    });
+  }
+
+  /**
    * After a failed send of a requeued event: due again now, and marked so the next run sends it
    * without waiting out the ENQUEUED staleness (the claim says it was just queued; it was not).
    */

@@ -7,12 +7,18 @@
  * - held by a live lease, or not stale yet: looked at again when it would be;
  * - stale (RECEIVED whose receiver lease ran out, ENQUEUED or `unmarked` RECEIVED that no processor
  *   took, PROCESSING whose lease ran out with no redelivery): put back to ENQUEUED and its event sent again, when the event's
- *   body is stored (a claim check, or the processor's archive); otherwise reported stuck.
+ *   body is stored (a claim check, or the processor's archive); otherwise reported stuck;
+ * - DONE with a redaction still pending (its processor stopped between DONE and removing the body):
+ *   the event is sent again as a claim check, and the processor, finding it DONE, finishes the
+ *   redaction (lambdas/processor/deferred-redaction.ts). The sweeper itself never deletes anything.
  * Every write is fenced on the claim as read (./../store/sweep-store.ts): a receiver, a processor or
  * another run that moved the claim in between wins, and the sweeper leaves it. A re-sent event that
  * was not lost after all is one more copy, which the processor absorbs (its claim is DONE or busy).
  * Rules and defaults: docs/rules.md, "The sweeper".
  */
+
+import type { ProviderId } from '../providers/types.js';
+import type { ClaimCheckMessage } from '../queue/event-message.js';
 import type { EventQueue } from '../queue/event-queue.js';
 import { archiveObjectKey } from '../shared/archive-layout.js';
 import { type ClaimRecord, ClaimStatus, isExpired, isLeaseLive } from '../store/claim.js';
@@ -35,7 +41,15 @@ export interface StoredBodies {
 export interface SweeperDeps {
   readonly claims: Pick<
     SweepStore,
-    'listDue' | 'get' | 'defer' | 'requeue' | 'dueNow' | 'markStuck' | 'dropExpired' | 'countStuck'
+    | 'listDue'
+    | 'get'
+    | 'defer'
+    | 'requeue'
+    | 'dueNow'
+    | 'markStuck'
+    | 'dropExpired'
+    | 'countStuck'
+    | 'resendForRedaction'
   >;
   readonly queue: EventQueue;
   /** Absent when the stack has no archive bucket: nothing can be re-sent, stale claims are reported. */
@@ -58,6 +72,8 @@ export interface SweepReport {
   /** Due claims read from the index. */
   readonly due: number;
   readonly requeued: readonly string[];
+  /** DONE claims whose deferred redaction was not finished: sent again for the processor to finish it. */
+  readonly redactions: readonly string[];
   readonly reported: readonly StuckReport[];
   /** Held or not stale yet: due again later. */
   readonly deferred: number;
@@ -77,7 +93,9 @@ export type Verdict =
   | { readonly kind: 'skip' }
   | { readonly kind: 'drop' }
   | { readonly kind: 'defer'; readonly until: number }
-  | { readonly kind: 'recover' };
+  | { readonly kind: 'recover' }
+  /** DONE, with a redaction deferred until DONE that its processor did not finish. */
+  | { readonly kind: 'redact' };
 
 /** Claims swept at once. */
 const CONCURRENCY = 8;
@@ -92,6 +110,10 @@ export function judge(
   if (isExpired(claim, nowMs)) return { kind: 'drop' };
   if (claim.sweepShard === undefined || claim.sweepShard === STUCK_SHARD || claim.sweepAt === undefined)
     return { kind: 'skip' };
+  // A DONE claim is in the index only while a redaction deferred until DONE is not finished; the
+  // processor holds it until `sweepAt` (docs/rules.md section 11).
+  if (claim.status === ClaimStatus.Done && claim.redactionPendingBy !== undefined)
+    return claim.sweepAt > nowMs ? { kind: 'defer', until: claim.sweepAt } : { kind: 'redact' };
   let staleAt: number;
   switch (claim.status) {
     case ClaimStatus.Received:
@@ -123,8 +145,13 @@ export function judge(
 }
 
 /** Why a stale claim could not be recovered, for the operator reading `webhooks stuck`. */
-export function stuckReason(claim: ClaimRecord, cause: 'no-body' | 'requeue-limit'): string {
+export function stuckReason(
+  claim: ClaimRecord,
+  cause: 'no-body' | 'requeue-limit' | 'redaction-limit',
+): string {
   const last = claim.lastError ? ` Last error: ${claim.lastError}` : '';
+  if (cause === 'redaction-limit')
+    return `Applied (DONE), but its archived payload, kept until then for compliance request ${claim.redactionPendingBy ?? '?'}, is still not removed: the sweeper sent the event again ${claim.sweeps ?? 0} times for the processor to remove it. Look for "deferred redaction" in the processor's logs.`;
   if (cause === 'requeue-limit')
     return `The sweeper sent this event again ${claim.sweeps ?? 0} times and it is still ${claim.status}: look at the processor's logs and the DLQ.${last}`;
   switch (claim.status) {
@@ -150,6 +177,7 @@ export async function sweep(deps: SweeperDeps): Promise<SweepReport> {
   const { settings, claims, log } = deps;
   const due = await claims.listDue(clock(), settings.maxClaimsPerRun);
   const requeued: string[] = [];
+  const redactions: string[] = [];
   const reported: StuckReport[] = [];
   let deferred = 0;
   let skipped = 0;
@@ -174,7 +202,7 @@ export async function sweep(deps: SweeperDeps): Promise<SweepReport> {
       else skipped++;
       return;
     }
-    const report = async (cause: 'no-body' | 'requeue-limit') => {
+    const report = async (cause: 'no-body' | 'requeue-limit' | 'redaction-limit') => {
       const reason = stuckReason(claim, cause);
       if (!(await claims.markStuck(claim, reason, now))) {
         skipped++;
@@ -189,6 +217,24 @@ export async function sweep(deps: SweeperDeps): Promise<SweepReport> {
         reason,
       });
     };
+    if (verdict.kind === 'redact') {
+      if ((claim.sweeps ?? 0) >= settings.maxRequeues) return report('redaction-limit');
+      if (!(await claims.resendForRedaction(claim, now + settings.enqueuedStaleMs, now))) {
+        skipped++;
+        return;
+      }
+      // A pointer is enough: the processor finds the claim DONE and never reads the body.
+      await deps.queue.send(JSON.stringify(redactionMessageOf(claim)));
+      redactions.push(pk);
+      log.warn('an applied event still has a deferred redaction: sent it again for the processor to finish', {
+        key: pk,
+        provider: claim.provider,
+        eventId: claim.eventId,
+        redactionPendingBy: claim.redactionPendingBy,
+        sweeps: (claim.sweeps ?? 0) + 1,
+      });
+      return;
+    }
     if ((claim.sweeps ?? 0) >= settings.maxRequeues) return report('requeue-limit');
     const body = await findBody(claim, deps);
     if (body === undefined) return report('no-body');
@@ -231,6 +277,7 @@ export async function sweep(deps: SweeperDeps): Promise<SweepReport> {
   return {
     due: keys.length,
     requeued,
+    redactions,
     reported,
     deferred,
     skipped,
@@ -238,6 +285,24 @@ export async function sweep(deps: SweeperDeps): Promise<SweepReport> {
     errors,
     stuck,
     truncated: due.truncated,
+  };
+}
+
+/** The message that brings a DONE claim with a pending redaction back to the processor. */
+export function redactionMessageOf(claim: ClaimRecord): ClaimCheckMessage {
+  return {
+    v: 1,
+    key: claim.pk,
+    provider: claim.provider as ProviderId,
+    account: claim.account,
+    eventId: claim.eventId,
+    eventType: claim.eventType,
+    ...(claim.objectId === undefined ? {} : { objectId: claim.objectId }),
+    receivedAt: claim.firstSeenAt,
+    claimExpiresAt: claim.expiresAt,
+    headers: {},
+    payloadKey: bodyKeys(claim)[0] ?? '',
+    bodyBytes: 0,
   };
 }
 

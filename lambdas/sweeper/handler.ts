@@ -34,6 +34,7 @@ export function createSweeperHandler(options: SweeperHandlerOptions): () => Prom
     const summary = {
       due: report.due,
       requeued: report.requeued.length,
+      redactionsResent: report.redactions.length,
       newlyStuck: report.reported.length,
       stuck: report.stuck,
       deferred: report.deferred,

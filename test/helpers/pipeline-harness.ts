@@ -20,6 +20,7 @@ import type { ApplierRegistry, TableRef } from '../../lambdas/processor/types.js
 import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../../lambdas/shared/claim-retention.js';
 import { faultInjector } from '../../lambdas/shared/faults.js';
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names.js';
+import { S3ComplianceStore } from '../../lambdas/store/compliance-store.js';
 import { ProcessingClaims } from '../../lambdas/store/processing-claims.js';
 import { type EffectsSink, startEffectsSink } from '../../local/effects-sink.js';
 import { SqsPoller } from '../../local/sqs-poller.js';
@@ -44,6 +45,8 @@ export interface PipelineOptions {
   readonly appliers?: ApplierRegistry;
   /** The example's HTTP adapters' timeout. @default 5000 */
   readonly effectTimeoutMs?: number;
+  /** Serve Shopify's compliance topics on the archive bucket, as the stack does. @default false */
+  readonly compliance?: boolean;
 }
 
 export interface PipelineHarness {
@@ -114,6 +117,7 @@ export async function createPipelineHarness(options: PipelineOptions = {}): Prom
     ),
     ...(faultPoint ? { faultPoint } : {}),
     archive: receiver.archive,
+    ...(options.compliance ? { compliance: new S3ComplianceStore(s3, archiveBucket) } : {}),
   };
   const processor = createProcessorHandler({ deps: () => processorDeps, ...quietPowertools() });
   const poller = new SqsPoller({ client: receiver.sqs, queueUrl: queues.queueUrl, handler: processor });

@@ -31,6 +31,10 @@ describe('S3ComplianceStore on s3rver', () => {
     const listed: string[] = [];
     for await (const key of store.list('events/shopify/')) listed.push(key);
     expect(listed.sort()).toEqual(keys);
+    // From after a key (a deferred redaction lists the batch objects written since its request).
+    const after: string[] = [];
+    for await (const key of store.list('events/shopify/', keys[4])) after.push(key);
+    expect(after).toEqual(keys.slice(5));
 
     const first = keys[0] as string;
     const read = await store.read(first);

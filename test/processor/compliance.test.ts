@@ -1,12 +1,15 @@
 /**
- * Shopify compliance requests against the archive: what matches a customer, what a redact leaves,
- * the export a data_request writes, the audit line, and a rewrite that races another writer. The
- * S3 store itself runs against s3rver (test/processor/compliance.integration.test.ts) and the whole
- * flow over HTTP against `npm start` (test/e2e/shopify-compliance.e2e.test.ts).
+ * Shopify compliance requests against the archive: what matches a customer, what a redact leaves
+ * (and keeps, for events whose claim is not DONE), the export a data_request writes, the audit line,
+ * and a rewrite that races another writer. The S3 store and the claims run against s3rver and
+ * DynamoDB Local (test/processor/compliance.integration.test.ts,
+ * test/store/redaction-claims.integration.test.ts), the whole flow over HTTP against `npm start`
+ * (test/e2e/shopify-compliance.e2e.test.ts, test/e2e/shopify-deferred-redaction.e2e.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 import {
   applyCompliance,
+  type ComplianceClaims,
   type ComplianceRequest,
   type ComplianceStore,
   complianceRequestOf,
@@ -56,8 +59,9 @@ class MemoryStore implements ComplianceStore {
   put(key: string, text: string): void {
     this.objects.set(key, { text, etag: ++this.version });
   }
-  async *list(prefix: string) {
-    for (const key of [...this.objects.keys()].sort()) if (key.startsWith(prefix)) yield key;
+  async *list(prefix: string, startAfter = '') {
+    for (const key of [...this.objects.keys()].sort())
+      if (key.startsWith(prefix) && key > startAfter) yield key;
   }
   async read(key: string) {
     const object = this.objects.get(key);
@@ -89,6 +93,22 @@ class MemoryStore implements ComplianceStore {
     const parsed = JSON.parse(this.objects.get(key)?.text ?? 'null');
     return (parsed.events ?? [parsed]).map((e: EventMessage) => e.key);
   }
+}
+
+/**
+ * The claims as a redaction asks them, by status (DONE when not listed, `absent` for no claim), as
+ * lambdas/store/redaction-claims.ts answers (that store's conditions: its own integration test).
+ */
+function claimsSaying(statuses: Record<string, string> = {}) {
+  const asked: { key: string; by: string; objectKey: string }[] = [];
+  const claims: ComplianceClaims = {
+    settle: async (key, request, objectKey) => {
+      asked.push({ key, by: request.by, objectKey });
+      const status = statuses[key] ?? 'DONE';
+      return status === 'absent' ? 'gone' : status === 'DONE' ? 'redacted' : 'deferred';
+    },
+  };
+  return { asked, claims };
 }
 
 const batch = (events: EventMessage[]) =>
@@ -182,16 +202,10 @@ describe('applyCompliance', () => {
   it("redacts the customer: rewrites batches without them, deletes what is left empty and one-event objects, and the customer's exports", async () => {
     const store = archive();
     const log = logs();
-    const marked: string[] = [];
-    const result = await applyCompliance(request, self, {
-      store,
-      log,
-      markRedacted: async (key) => {
-        marked.push(key);
-      },
-    });
-    // Every removed event's claim is marked (a copy in two objects: once per object).
-    expect([...new Set(marked)].sort()).toEqual(
+    const { asked, claims } = claimsSaying();
+    const result = await applyCompliance(request, self, { store, log, claims });
+    // Every removed event's claim is asked, and so marked (a copy in two objects: once per object).
+    expect([...new Set(asked.map((a) => a.key))].sort()).toEqual(
       [aliceOrder.key, aliceProfile.key, guestOrderListed.key].sort(),
     );
     expect(store.events('events/shopify/2026-12-02/batch-1.json')).toEqual([bobOrder.key, self.key]);
@@ -204,6 +218,7 @@ describe('applyCompliance', () => {
     expect(result).toEqual({
       scannedObjects: 4,
       matchedEvents: 4,
+      deferredEvents: 0,
       rewrittenObjects: 1,
       deletedObjects: 2,
       deletedExports: 1,
@@ -224,7 +239,7 @@ describe('applyCompliance', () => {
     expect(JSON.stringify(log.lines)).not.toMatch(/alice@|example\.com"|\+1555/i);
 
     // Repeat-safe: a retried request finds nothing more to remove.
-    const again = await applyCompliance(request, self, { store, log: logs() });
+    const again = await applyCompliance(request, self, { store, log: logs(), claims });
     expect(again).toMatchObject({ matchedEvents: 0, rewrittenObjects: 0, deletedObjects: 0 });
   });
 
@@ -234,7 +249,7 @@ describe('applyCompliance', () => {
     store.put(key, batch([aliceOrder, bobOrder, aliceProfile]));
     // Another redaction (of Bob) lands first: a blind write would bring Bob's event back.
     store.interfere = () => store.put(key, batch([aliceOrder, aliceProfile]));
-    await applyCompliance(request, self, { store, log: logs() });
+    await applyCompliance(request, self, { store, log: logs(), claims: claimsSaying().claims });
     expect(store.objects.has(key)).toBe(false);
   });
 
@@ -247,7 +262,9 @@ describe('applyCompliance', () => {
       store.interfere = keepChanging;
     };
     store.interfere = keepChanging;
-    await expect(applyCompliance(request, self, { store, log: logs() })).rejects.toThrow(/kept changing/);
+    await expect(
+      applyCompliance(request, self, { store, log: logs(), claims: claimsSaying().claims }),
+    ).rejects.toThrow(/kept changing/);
   });
 
   it('shop/redact removes every event and export of the shop, and only that shop', async () => {
@@ -255,6 +272,7 @@ describe('applyCompliance', () => {
     const result = await applyCompliance({ topic: 'shop/redact', shop: SHOP, orderIds: [] }, self, {
       store,
       log: logs(),
+      claims: claimsSaying().claims,
     });
     expect(store.events('events/shopify/2026-12-02/batch-1.json')).toEqual([self.key]);
     expect(store.events('events/shopify/2026-12-02/batch-3.json')).toEqual([otherShopAlice.key]);
@@ -267,9 +285,11 @@ describe('applyCompliance', () => {
     const before = [...store.objects.keys()];
     const seen: string[] = [];
     const dataRequest: ComplianceRequest = { ...request, topic: 'customers/data_request', requestId: '9999' };
+    const { asked, claims } = claimsSaying();
     const result = await applyCompliance(dataRequest, self, {
       store,
       log: logs(),
+      claims,
       clock: () => Date.parse('2026-12-03T00:00:00Z'),
       afterObject: (id) => seen.push(id),
     });
@@ -288,5 +308,64 @@ describe('applyCompliance', () => {
     );
     expect(exported.events[0].payload).toMatchObject({ customer: { id: 111 } });
     expect(seen).toEqual(['redact-1', 'redact-1', 'redact-1', 'redact-1']);
+    // An export removes nothing, so it asks no claim.
+    expect(asked).toEqual([]);
+  });
+
+  it('keeps every event whose claim is not DONE where it is, removes the rest, and counts them deferred', async () => {
+    const store = archive();
+    const log = logs();
+    const bigKey = `events/shopify/2026-12-02/${encodeURIComponent(aliceOrder.key)}-big.json`;
+    // Alice's order is still failing (its claim-checked body is its only copy); the guest order sits
+    // in the DLQ; her profile update is applied; an event whose claim is gone is removed.
+    const { asked, claims } = claimsSaying({
+      [aliceOrder.key]: 'PROCESSING',
+      [guestOrderListed.key]: 'FAILED',
+      [aliceProfile.key]: 'DONE',
+      'shopify:x:old': 'absent',
+    });
+    store.put('events/shopify/2026-12-01/batch-0.json', batch([{ ...aliceOrder, key: 'shopify:x:old' }]));
+    const result = await applyCompliance(request, self, { store, log, claims });
+    expect(store.events('events/shopify/2026-12-02/batch-1.json')).toEqual([
+      aliceOrder.key,
+      bobOrder.key,
+      self.key,
+    ]);
+    expect(store.events('events/shopify/2026-12-02/batch-2.json')).toEqual([guestOrderListed.key]);
+    expect(store.events(bigKey)).toEqual([aliceOrder.key]);
+    expect(store.objects.has('events/shopify/2026-12-01/batch-0.json')).toBe(false);
+    // Each kept event's claim was asked for each object it is in, by this request.
+    expect(
+      asked
+        .filter((a) => a.key === aliceOrder.key)
+        .map((a) => a.objectKey)
+        .sort(),
+    ).toEqual(['events/shopify/2026-12-02/batch-1.json', bigKey].sort());
+    expect(new Set(asked.map((a) => a.by))).toEqual(new Set([self.key]));
+    expect(result).toMatchObject({
+      matchedEvents: 2,
+      deferredEvents: 2,
+      rewrittenObjects: 1,
+      deletedObjects: 1,
+    });
+    expect(log.lines[0]?.details).toMatchObject({
+      deferredEvents: 2,
+      deferredEventKeys: expect.arrayContaining([aliceOrder.key, guestOrderListed.key]),
+      removedEventKeys: expect.arrayContaining([aliceProfile.key]),
+    });
+  });
+
+  it('removes nothing from an object whose event claims cannot be read: the request fails and is retried', async () => {
+    const store = archive();
+    const before = new Map([...store.objects].map(([k, v]) => [k, v.text]));
+    const failing: ComplianceClaims = {
+      settle: async () => {
+        throw new Error('ProvisionedThroughputExceededException');
+      },
+    };
+    await expect(applyCompliance(request, self, { store, log: logs(), claims: failing })).rejects.toThrow(
+      'ProvisionedThroughputExceededException',
+    );
+    expect(new Map([...store.objects].map(([k, v]) => [k, v.text]))).toEqual(before);
   });
 });
