@@ -188,7 +188,7 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
       reason: 'public_url_not_configured',
     });
   }
-  const request: WebhookRequest = {
+  const received: WebhookRequest = {
     headers: delivery.headers,
     rawBody,
     ...(publicBaseUrl === undefined
@@ -196,7 +196,7 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
       : { url: publicWebhookUrl(publicBaseUrl, provider.id, delivery.rawQuery) }),
   };
   // The unsigned scope header only chooses the secret: an account with its own accepts no other.
-  const scope = provider.secretScope?.(request);
+  const scope = provider.secretScope?.(received);
   const secrets = await deps.secrets.getSecrets(provider.id, scope);
   if (secrets.length === 0 && scope !== undefined && (await deps.secrets.hasAccountSecrets?.(provider.id))) {
     return reject(401, 'invalid_signature', VERIFY_MESSAGES.unknown_account ?? '', {
@@ -216,7 +216,7 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
   // The settings are parsed for the same registry: a gap is a wiring defect, answered 500 above.
   if (!settings) throw new Error(`the receiver's settings have no entry for provider ${provider.id}`);
   const now = clock();
-  const verification = provider.verify(request, {
+  const verification = provider.verify(received, {
     secrets,
     nowSeconds: Math.floor(now / 1000),
     ...(settings.toleranceSeconds === undefined ? {} : { toleranceSeconds: settings.toleranceSeconds }),
@@ -232,6 +232,11 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
       },
     );
   }
+
+  // The body's format is decided once, here, and travels with the event: the processor reads the
+  // body with the same reader and the same format, though it has no URL (docs/rules.md, section 6).
+  const bodyFormat = provider.bodyFormat?.(received);
+  const request: WebhookRequest = bodyFormat === undefined ? received : { ...received, bodyFormat };
 
   // Authentic, and not an event: the provider's own answer, with nothing written or sent.
   const handshake = provider.handshake?.(request);
@@ -289,6 +294,7 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
     claimExpiresAt: expiresAt,
     headers: forwardedHeaders(delivery.headers),
     ...encodeBody(rawBody),
+    ...(bodyFormat === undefined ? {} : { bodyFormat }),
   };
   const outgoing = planMessage(message, rawBody.length, deps);
   if (outgoing === undefined) {
