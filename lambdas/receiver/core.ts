@@ -17,7 +17,7 @@ import {
 import type { EventQueue } from '../queue/event-queue.js';
 import { retainUntil } from '../shared/claim-retention.js';
 import type { FaultInjector } from '../shared/faults.js';
-import { buildIdempotencyKey, resolveKeyRule } from '../shared/keys.js';
+import { buildIdempotencyKey, MAX_KEY_BYTES, resolveKeyRule } from '../shared/keys.js';
 import { publicWebhookUrl } from '../shared/public-url.js';
 import type { SecretSource } from '../shared/secrets.js';
 import {
@@ -270,6 +270,8 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
   const rule = resolveKeyRule(settings.keyRules, event.eventType);
   const keyResult = buildIdempotencyKey(provider.id, event, rule);
   const ids = { provider: provider.id, eventId: event.eventId, eventType: event.eventType };
+  if (!keyResult.ok && keyResult.reason === 'key_too_long')
+    return keyTooLong(provider, event, keyResult.bytes, deps);
   if (!keyResult.ok) {
     return reject(
       400,
@@ -341,6 +343,36 @@ function pickEvent(event: ProviderEvent): ProviderEvent {
     ...(event.objectKind === undefined ? {} : { objectKind: event.objectKind }),
     ...(event.occurredAt === undefined ? {} : { occurredAt: event.occurredAt }),
   };
+}
+
+/** How much of an over-long id the log shows: enough to recognise it, not the whole of it. */
+const LOGGED_ID_CHARS = 100;
+
+/**
+ * An event whose key could not be stored (over `MAX_KEY_BYTES`): a 400 that every delivery of it gets
+ * again, so the provider stops retrying and nothing is written. The ids are left out of the answer
+ * and cut short in the log: they are what is too long.
+ */
+function keyTooLong(
+  provider: Provider,
+  event: ProviderEvent,
+  bytes: number,
+  deps: ReceiverDeps,
+): DeliveryResult {
+  deps.log.warn('refused an event whose idempotency key would be too long to store', {
+    provider: provider.id,
+    keyBytes: bytes,
+    maxKeyBytes: MAX_KEY_BYTES,
+    eventIdBytes: Buffer.byteLength(event.eventId),
+    eventIdStart: event.eventId.slice(0, LOGGED_ID_CHARS),
+    accountStart: event.account.slice(0, LOGGED_ID_CHARS),
+  });
+  return reject(
+    400,
+    'malformed',
+    `The event's idempotency key would be ${bytes} bytes, over the ${MAX_KEY_BYTES}-byte limit: no provider issues ids that long.`,
+    { provider: provider.id, reason: 'key_too_long' },
+  );
 }
 
 function tooLarge(
