@@ -16,6 +16,7 @@ import {
   decodeBody,
   type EventEnvelope,
   type EventMessage,
+  isBodyFormat,
   isClaimCheck,
   type QueueMessage,
 } from '../queue/event-message.js';
@@ -179,14 +180,23 @@ export async function loadMessage(
 }
 
 /**
- * The event with its payload, read by the provider's own reader (the one its receiver used), so
- * a body the receiver accepted is read the same way here. Poison when it cannot be read.
+ * The event with its payload, read by the provider's own reader (the one its receiver used) with
+ * the body format the receiver recorded, so a body the receiver accepted is read the same way here.
+ * A message without `bodyFormat` (none needed, or queued before it existed) is read by its headers.
+ * Poison when it cannot be read.
  */
 export function readEvent(message: EventMessage): ProcessingEvent {
   const provider = getProvider(message.provider);
   if (!provider)
     throw new PoisonMessageError(`message names unknown provider ${JSON.stringify(message.provider)}`);
-  const payload = provider.readPayload({ headers: message.headers ?? {}, rawBody: decodeBody(message) });
+  const { bodyFormat } = message;
+  if (bodyFormat !== undefined && !isBodyFormat(bodyFormat))
+    throw new PoisonMessageError(`message names unknown body format ${JSON.stringify(bodyFormat)}`);
+  const payload = provider.readPayload({
+    headers: message.headers ?? {},
+    rawBody: decodeBody(message),
+    ...(bodyFormat === undefined ? {} : { bodyFormat }),
+  });
   if (payload === undefined)
     throw new PoisonMessageError(
       `the ${provider.name} payload is not a JSON object the receiver would accept`,

@@ -15,6 +15,29 @@ export class UnknownTableError extends Error {
   override readonly name = 'UnknownTableError';
 }
 
+/**
+ * An applier keyed a row with a value DynamoDB cannot store: empty, or over its 2,048-byte partition
+ * key limit. Found before the call, so the claim's `lastError` names the table and the size rather
+ * than a bare ValidationException. An applier that keys rows by provider ids should hash ids that
+ * long (docs/processor.md).
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html
+ */
+export class RowKeyError extends Error {
+  override readonly name = 'RowKeyError';
+}
+
+/** DynamoDB's limit on a partition key value, in UTF-8 bytes. */
+export const MAX_ROW_KEY_BYTES = 2048;
+
+function checkRowKey(table: TableRef, pk: string): void {
+  const bytes = Buffer.byteLength(pk);
+  if (bytes === 0) throw new RowKeyError(`${table} row key is empty`);
+  if (bytes > MAX_ROW_KEY_BYTES)
+    throw new RowKeyError(
+      `${table} row key is ${bytes} bytes, over DynamoDB's 2,048-byte limit (starts ${JSON.stringify(pk.slice(0, 40))})`,
+    );
+}
+
 /** A business row changed between the plan's read and the commit: plan again. */
 export class WriteConflictError extends Error {
   override readonly name = 'WriteConflictError';
@@ -81,6 +104,7 @@ export class StateStore {
   }
 
   async get(table: TableRef, pk: string): Promise<Record<string, unknown> | undefined> {
+    checkRowKey(table, pk);
     const result = await this.doc.send(
       new GetCommand({ TableName: this.tableName(table), Key: { pk }, ConsistentRead: true }),
     );
@@ -123,6 +147,7 @@ export class StateStore {
     nowMs: number,
     plannedEffects: readonly string[],
   ) {
+    checkRowKey(write.table, write.pk);
     const guard = write.guard ?? DEFAULT_GUARD;
     const names = guardAttributes(guard);
     const attributeNames: Record<string, string> = {

@@ -25,6 +25,7 @@ import {
 } from './crypto.js';
 import { defineProvider } from './define.js';
 import type {
+  BodyFormat,
   DevSample,
   DevSampleOptions,
   ExtractResult,
@@ -138,15 +139,24 @@ function verify(request: WebhookRequest, options: VerifyOptions): VerifyResult {
 }
 
 /**
- * The signed parameters (form body), or the JSON object of a body signed by its hash. Undefined for
- * a JSON body that is not an object. The processor has no URL, only the forwarded content type.
+ * How the body is read. `bodySHA256` in the signed URL means Twilio signed a JSON body by its hash,
+ * whatever content type it was sent with; without it, a JSON content type means JSON and anything
+ * else is form parameters. The receiver records the answer in the queue message (`bodyFormat`), so
+ * the processor, which has no URL, reads the body the same way; that recorded answer wins here.
+ */
+function bodyFormat(request: WebhookRequest): BodyFormat {
+  if (request.bodyFormat !== undefined) return request.bodyFormat;
+  if (request.url !== undefined && bodyHashOf(request.url) !== undefined) return 'json';
+  const contentType = readHeader(request.headers, 'content-type') ?? '';
+  return /^application\/json\b/i.test(contentType) ? 'json' : 'form';
+}
+
+/**
+ * The signed parameters (form body), or the JSON object of a JSON body. Undefined for a JSON body
+ * that is not an object.
  */
 function readPayload(request: WebhookRequest): Record<string, unknown> | undefined {
-  if (request.url !== undefined && bodyHashOf(request.url) !== undefined)
-    return parseJsonObject(request.rawBody);
-  const contentType = readHeader(request.headers, 'content-type') ?? '';
-  if (/^application\/json\b/i.test(contentType)) return parseJsonObject(request.rawBody);
-  return parseForm(request.rawBody);
+  return bodyFormat(request) === 'json' ? parseJsonObject(request.rawBody) : parseForm(request.rawBody);
 }
 
 /** One value of a parameter (the first of a repeated one). */
@@ -299,6 +309,7 @@ export const twilioProvider = defineProvider({
   verify,
   extract,
   readPayload,
+  bodyFormat,
   acknowledge,
   dev: {
     sampleTypes: ['message.delivered', 'message.sent', 'message.received', 'message.failed'],

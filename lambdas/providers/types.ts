@@ -27,7 +27,16 @@ export interface WebhookRequest {
    * for every provider when a base URL is configured; a provider with `signsUrl` needs it.
    */
   readonly url?: string;
+  /**
+   * How the body was read when the receiver accepted it, for a provider whose format depends on more
+   * than the forwarded headers (`bodyFormat` below). The queue message carries it, so the processor,
+   * which has no URL, reads the body as the receiver did. Wins over the headers and the URL.
+   */
+  readonly bodyFormat?: BodyFormat;
 }
+
+/** How a body's payload is read: a JSON document, or form parameters. */
+export type BodyFormat = 'json' | 'form';
 
 /**
  * The answer to a delivery that checks the endpoint rather than reports an event (Slack's
@@ -239,6 +248,13 @@ export interface Provider<Id extends string = ProviderId> {
    * with it, so an event the receiver accepted is one the processor can read. Never throws.
    */
   readPayload(request: WebhookRequest): Record<string, unknown> | undefined;
+  /**
+   * The body's format, for a provider that decides it from something the queue message does not
+   * carry (Twilio: `bodySHA256` in the signed URL makes the body JSON whatever its content type).
+   * The receiver records it in the queue message and both functions pass it back to `readPayload`
+   * as `request.bodyFormat`. Absent: the forwarded headers decide. Never throws.
+   */
+  bodyFormat?(request: WebhookRequest): BodyFormat;
   /**
    * The answer to an authentic delivery that is a handshake or ping rather than an event; undefined
    * for an event. Called after `verify`, before `extract`. Never throws.

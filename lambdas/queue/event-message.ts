@@ -4,7 +4,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { PROVIDER_LIST } from '../providers/index.js';
-import type { ProviderEvent, ProviderId } from '../providers/types.js';
+import type { BodyFormat, ProviderEvent, ProviderId } from '../providers/types.js';
 
 export { SQS_MAX_MESSAGE_BYTES } from '../shared/payload-limits.js';
 
@@ -29,6 +29,17 @@ export interface EventMessage extends EventEnvelope {
   /** The raw body exactly as received: text when it is valid UTF-8, base64 otherwise. */
   readonly body: string;
   readonly bodyEncoding: 'utf8' | 'base64';
+  /**
+   * How the receiver read the body, for a provider whose format the headers alone do not tell
+   * (Twilio: a JSON body signed by its hash in the URL). Absent in messages from before it existed
+   * and for every other provider: the forwarded headers decide, as they did.
+   */
+  readonly bodyFormat?: BodyFormat;
+}
+
+/** Whether a queue message's `bodyFormat` is one this code reads (absent is: the headers decide). */
+export function isBodyFormat(value: unknown): value is BodyFormat {
+  return value === 'json' || value === 'form';
 }
 
 /**
@@ -56,7 +67,7 @@ export function claimCheckOf(
   payloadKey: string,
   bodyBytes: number,
 ): ClaimCheckMessage {
-  const { body: _body, bodyEncoding: _encoding, ...envelope } = message;
+  const { body: _body, bodyEncoding: _encoding, bodyFormat: _format, ...envelope } = message;
   return { ...envelope, payloadKey, bodyBytes };
 }
 

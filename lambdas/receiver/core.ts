@@ -17,7 +17,7 @@ import {
 import type { EventQueue } from '../queue/event-queue.js';
 import { retainUntil } from '../shared/claim-retention.js';
 import type { FaultInjector } from '../shared/faults.js';
-import { buildIdempotencyKey, resolveKeyRule } from '../shared/keys.js';
+import { buildIdempotencyKey, MAX_KEY_BYTES, resolveKeyRule } from '../shared/keys.js';
 import { publicWebhookUrl } from '../shared/public-url.js';
 import type { SecretSource } from '../shared/secrets.js';
 import {
@@ -188,7 +188,7 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
       reason: 'public_url_not_configured',
     });
   }
-  const request: WebhookRequest = {
+  const received: WebhookRequest = {
     headers: delivery.headers,
     rawBody,
     ...(publicBaseUrl === undefined
@@ -196,7 +196,7 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
       : { url: publicWebhookUrl(publicBaseUrl, provider.id, delivery.rawQuery) }),
   };
   // The unsigned scope header only chooses the secret: an account with its own accepts no other.
-  const scope = provider.secretScope?.(request);
+  const scope = provider.secretScope?.(received);
   const secrets = await deps.secrets.getSecrets(provider.id, scope);
   if (secrets.length === 0 && scope !== undefined && (await deps.secrets.hasAccountSecrets?.(provider.id))) {
     return reject(401, 'invalid_signature', VERIFY_MESSAGES.unknown_account ?? '', {
@@ -216,7 +216,7 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
   // The settings are parsed for the same registry: a gap is a wiring defect, answered 500 above.
   if (!settings) throw new Error(`the receiver's settings have no entry for provider ${provider.id}`);
   const now = clock();
-  const verification = provider.verify(request, {
+  const verification = provider.verify(received, {
     secrets,
     nowSeconds: Math.floor(now / 1000),
     ...(settings.toleranceSeconds === undefined ? {} : { toleranceSeconds: settings.toleranceSeconds }),
@@ -232,6 +232,11 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
       },
     );
   }
+
+  // The body's format is decided once, here, and travels with the event: the processor reads the
+  // body with the same reader and the same format, though it has no URL (docs/rules.md, section 6).
+  const bodyFormat = provider.bodyFormat?.(received);
+  const request: WebhookRequest = bodyFormat === undefined ? received : { ...received, bodyFormat };
 
   // Authentic, and not an event: the provider's own answer, with nothing written or sent.
   const handshake = provider.handshake?.(request);
@@ -265,6 +270,8 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
   const rule = resolveKeyRule(settings.keyRules, event.eventType);
   const keyResult = buildIdempotencyKey(provider.id, event, rule);
   const ids = { provider: provider.id, eventId: event.eventId, eventType: event.eventType };
+  if (!keyResult.ok && keyResult.reason === 'key_too_long')
+    return keyTooLong(provider, event, keyResult.bytes, deps);
   if (!keyResult.ok) {
     return reject(
       400,
@@ -289,6 +296,7 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
     claimExpiresAt: expiresAt,
     headers: forwardedHeaders(delivery.headers),
     ...encodeBody(rawBody),
+    ...(bodyFormat === undefined ? {} : { bodyFormat }),
   };
   const outgoing = planMessage(message, rawBody.length, deps);
   if (outgoing === undefined) {
@@ -335,6 +343,36 @@ function pickEvent(event: ProviderEvent): ProviderEvent {
     ...(event.objectKind === undefined ? {} : { objectKind: event.objectKind }),
     ...(event.occurredAt === undefined ? {} : { occurredAt: event.occurredAt }),
   };
+}
+
+/** How much of an over-long id the log shows: enough to recognise it, not the whole of it. */
+const LOGGED_ID_CHARS = 100;
+
+/**
+ * An event whose key could not be stored (over `MAX_KEY_BYTES`): a 400 that every delivery of it gets
+ * again, so the provider stops retrying and nothing is written. The ids are left out of the answer
+ * and cut short in the log: they are what is too long.
+ */
+function keyTooLong(
+  provider: Provider,
+  event: ProviderEvent,
+  bytes: number,
+  deps: ReceiverDeps,
+): DeliveryResult {
+  deps.log.warn('refused an event whose idempotency key would be too long to store', {
+    provider: provider.id,
+    keyBytes: bytes,
+    maxKeyBytes: MAX_KEY_BYTES,
+    eventIdBytes: Buffer.byteLength(event.eventId),
+    eventIdStart: event.eventId.slice(0, LOGGED_ID_CHARS),
+    accountStart: event.account.slice(0, LOGGED_ID_CHARS),
+  });
+  return reject(
+    400,
+    'malformed',
+    `The event's idempotency key would be ${bytes} bytes, over the ${MAX_KEY_BYTES}-byte limit: no provider issues ids that long.`,
+    { provider: provider.id, reason: 'key_too_long' },
+  );
 }
 
 function tooLarge(

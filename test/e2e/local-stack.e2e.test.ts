@@ -535,6 +535,33 @@ describe('npm start: the local stack end to end', () => {
       expect(await effectsFor('pi_e2e_rejected')).toEqual([]);
     });
 
+    it('answers 400 key_too_long, every time, to a signed delivery whose key would pass the key limit', async () => {
+      const before = await claimCount();
+      // A captured push replayed with an over-long X-GitHub-Delivery (unsigned), and a Shopify order
+      // with an over-long X-Shopify-Event-Id (unsigned): authentic bodies, ids no provider issues.
+      const push = JSON.stringify(githubPushEvent());
+      const github = await githubHeaders(push, { event: 'push', delivery: 'd'.repeat(3000) });
+      const order = JSON.stringify(shopifyOrder());
+      const shopify = shopifyHeaders(order, { eventId: 'e'.repeat(3000) });
+      for (const attempt of [1, 2]) {
+        for (const [provider, body, headers] of [
+          ['github', push, github],
+          ['shopify', order, shopify],
+        ] as const) {
+          const response = await post(provider, body, headers);
+          expect({ attempt, provider, status: response.status }).toEqual({ attempt, provider, status: 400 });
+          const answer = (await response.json()) as Record<string, unknown>;
+          expect(answer).toEqual({
+            outcome: 'malformed',
+            reason: 'key_too_long',
+            message: expect.stringContaining('over the 512-byte limit'),
+          });
+          expect(Number(/would be (\d+) bytes/.exec(String(answer.message))?.[1])).toBeGreaterThan(3000);
+        }
+      }
+      expect(await claimCount()).toBe(before);
+    });
+
     it("passes GitHub's documented vector through signature verification, then answers 400 for its body", async () => {
       const before = await claimCount();
       const response = await post('github', 'Hello, World!', {

@@ -4,9 +4,11 @@
  * redelivery, refused when forged, stale or tampered; Slack's handshake answered with nothing
  * claimed; Twilio answered in TwiML; Discord's PING answered with PONG and its interactions deferred; Square's and Twilio's signed URLs taken from the stack's own URL, never from the Host header.
  */
+import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import twilio from 'twilio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DISCORD_DEV_PUBLIC_KEY } from '../../lambdas/providers/discord.js';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.js';
@@ -300,6 +302,38 @@ describe('twilio', () => {
       await done(`twilio:AC0123456789abcdef0123456789abcdef:${sid}%3A${type.slice('message.'.length)}`);
     }
     expect(await resource(row)).toMatchObject({ status: 'delivered' });
+  });
+
+  it('applies a JSON status callback signed by the bodySHA256 of its URL though its content type is not JSON', async () => {
+    // Twilio signs a JSON body by its hash in the URL; the content type is not part of what is signed.
+    const sid = 'SMe2e0000000000000000000000000003';
+    const body = JSON.stringify({
+      AccountSid: 'AC0123456789abcdef0123456789abcdef',
+      MessageSid: sid,
+      MessageStatus: 'delivered',
+      ApiVersion: '2010-04-01',
+    });
+    const to = `${url('twilio')}?bodySHA256=${createHash('sha256').update(body).digest('hex')}`;
+    const headers = {
+      'content-type': 'text/plain; charset=utf-8',
+      'x-twilio-signature': twilio.getExpectedTwilioSignature(TEST_SECRETS.twilio, to, {}),
+    };
+    expect(twilio.validateRequestWithBody(TEST_SECRETS.twilio, headers['x-twilio-signature'], to, body)).toBe(
+      true,
+    );
+    const response = await fetch(to, { method: 'POST', headers, body });
+    expect({ status: response.status, outcome: response.headers.get('x-webhook-outcome') }).toEqual({
+      status: 200,
+      outcome: 'accepted',
+    });
+    // The processor reads the body as the receiver did (JSON), so the applier sees the message.
+    const completed = await done(`twilio:AC0123456789abcdef0123456789abcdef:${sid}%3Adelivered`);
+    expect(completed).toMatchObject({ outcome: 'applied', provider: 'twilio' });
+    expect(await resource(`twilio:AC0123456789abcdef0123456789abcdef:message:${sid}`)).toMatchObject({
+      provider: 'twilio',
+      objectId: sid,
+      status: 'delivered',
+    });
   });
 
   it('refuses a wrong token, a tampered parameter, another URL and a missing signature with 401 JSON, writing nothing', async () => {

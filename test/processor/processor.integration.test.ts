@@ -13,6 +13,7 @@ import { itemSizeBytes } from '../../bench/capacity.js';
 import { EXAMPLE_APPLIERS } from '../../examples/payments/appliers/index.js';
 import { paymentRowKey } from '../../examples/payments/appliers/stripe.js';
 import { processMessage } from '../../lambdas/processor/core.js';
+import { joinKey, planRowWrite } from '../../lambdas/processor/sdk/index.js';
 import type { Applier, ApplierRegistry } from '../../lambdas/processor/types.js';
 import { CLAIM_ERROR_MAX_BYTES, ClaimStatus } from '../../lambdas/store/claim.js';
 import { parseArchive } from '../../lambdas/store/payload-archive.js';
@@ -229,6 +230,27 @@ describe('processor: crashes and retries', () => {
     expect(claim?.lastError).toContain('handler bug');
     expect(claim?.leaseToken).toBeUndefined();
     expect(await h.dlqMessages()).toBe(1);
+  });
+
+  it("names the table and the key's size when an applier keys a row past DynamoDB's 2,048-byte limit", async () => {
+    // A signed id can be long (Stripe's `data.object.id` here); the applier puts it in a row key as is.
+    const longId: Applier = {
+      plan: (event, context) =>
+        planRowWrite(context, {
+          table: 'resources',
+          pk: joinKey(['stripe', event.account, 'customer', `cus_${'x'.repeat(2100)}`]),
+          order: { at: 0, rank: 0, eventId: event.eventId },
+          attributes: { provider: 'stripe' },
+        }),
+    };
+    h = await createPipelineHarness({ maxReceiveCount: 2, appliers: { stripe: { 'customer.*': longId } } });
+    const accepted = await deliverStripe(stripeCustomerEvent());
+    await h.drainQueue(20_000);
+    const claim = await h.receiver.claim(accepted.key ?? '');
+    expect(claim).toMatchObject({ status: ClaimStatus.Failed });
+    expect(String(claim?.lastError)).toMatch(
+      /^RowKeyError: resources row key is 2129 bytes, over DynamoDB's 2,048-byte limit/,
+    );
   });
 
   it('keeps a claim under 1 KB (one write unit) when an attempt fails with a long error', async () => {

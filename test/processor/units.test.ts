@@ -67,6 +67,42 @@ describe('event messages', () => {
     expect(parsed.payload).toEqual({ a: 1 });
   });
 
+  describe('Twilio, whose body format the headers alone do not tell', () => {
+    const json = '{"AccountSid":"AC1","MessageSid":"SM1","MessageStatus":"delivered"}';
+    const twilioMessage = {
+      ...message,
+      key: 'twilio:AC1:SM1%3Adelivered',
+      provider: 'twilio',
+      eventId: 'SM1:delivered',
+      eventType: 'message.delivered',
+      account: 'AC1',
+      headers: { 'content-type': 'text/plain' },
+      body: json,
+    };
+    const read = (fields: Record<string, unknown>) =>
+      readEvent(parseEventMessage(JSON.stringify({ ...twilioMessage, ...fields })) as EventMessage);
+
+    it('reads the body in the format the receiver recorded, whatever its content type', () => {
+      expect(read({ bodyFormat: 'json' }).payload).toEqual(JSON.parse(json));
+    });
+
+    it('reads a message queued before bodyFormat existed by its headers, as before', () => {
+      const form = 'AccountSid=AC1&MessageSid=SM1&MessageStatus=delivered';
+      const headers = { 'content-type': 'application/x-www-form-urlencoded' };
+      expect(read({ body: form, headers }).payload).toEqual({
+        AccountSid: 'AC1',
+        MessageSid: 'SM1',
+        MessageStatus: 'delivered',
+      });
+      expect(read({ headers: { 'content-type': 'application/json' } }).payload).toEqual(JSON.parse(json));
+    });
+
+    it('refuses a body format it does not know as poison', () => {
+      expect(() => read({ bodyFormat: 'xml' })).toThrow(/unknown body format "xml"/);
+      expect(() => read({ bodyFormat: 'xml' })).toThrow(PoisonMessageError);
+    });
+  });
+
   it('refuses a message that is not a version 1 event as poison', () => {
     expect(() => parseEventMessage('nope')).toThrow(PoisonMessageError);
     expect(() => parseEventMessage(JSON.stringify({ ...message, v: 2 }))).toThrow(PoisonMessageError);

@@ -245,6 +245,22 @@ describe('twilioProvider.extract', () => {
     });
   });
 
+  it('reads a body signed by its bodySHA256 as JSON whatever its content type, and says so for the queue', () => {
+    const json = '{"sid":"EV1","type":"com.twilio.x","account_sid":"AC2"}';
+    const url = `${URL_}?bodySHA256=${createHash('sha256').update(json).digest('hex')}`;
+    const signedByHash = { ...asRequest(json, { 'content-type': 'text/plain' }), url };
+    expect(twilioProvider.bodyFormat?.(signedByHash)).toBe('json');
+    expect(twilioProvider.extract(signedByHash)).toMatchObject({
+      ok: true,
+      event: { eventId: 'EV1:com.twilio.x' },
+    });
+    // The processor has no URL: the format the receiver recorded decides.
+    const queued = { ...asRequest(json, { 'content-type': 'text/plain' }), bodyFormat: 'json' as const };
+    expect(twilioProvider.readPayload(queued)).toEqual(JSON.parse(json));
+    expect(twilioProvider.bodyFormat?.(asRequest(body.toString()))).toBe('form');
+    expect(twilioProvider.bodyFormat?.(asRequest(json, { 'content-type': 'application/json' }))).toBe('json');
+  });
+
   it('names what is missing, and never throws', () => {
     expect(twilioProvider.extract(asRequest('AccountSid=AC1&Body=hi'))).toMatchObject({
       ok: false,

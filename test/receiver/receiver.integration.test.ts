@@ -526,6 +526,37 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
       await expectNothingWritten();
     });
 
+    it('answers 400 key_too_long to a signed event whose key would pass the limit, the same on every delivery', async () => {
+      // Signed by Stripe's own library: the id is authentic, and no retry will ever make it shorter.
+      const body = JSON.stringify({ ...stripeCustomerEvent(), id: `evt_${'x'.repeat(2100)}` });
+      for (const attempt of [1, 2]) {
+        const result = await h.deliver('stripe', body, stripeHeaders(body));
+        expect({ attempt, result }).toMatchObject({
+          attempt,
+          result: { statusCode: 400, outcome: 'malformed', reason: 'key_too_long', enqueued: 0 },
+        });
+        expect(result.message).toBe(
+          "The event's idempotency key would be 2120 bytes, over the 512-byte limit: no provider issues ids that long.",
+        );
+        // The answer does not echo the id that is too long.
+        expect(result).not.toHaveProperty('eventId');
+        expect(result).not.toHaveProperty('key');
+      }
+      await expectNothingWritten();
+      expect(h.logs).toContainEqual({
+        level: 'warn',
+        message: 'refused an event whose idempotency key would be too long to store',
+        details: {
+          provider: 'stripe',
+          keyBytes: 2120,
+          maxKeyBytes: 512,
+          eventIdBytes: 2104,
+          eventIdStart: `evt_${'x'.repeat(96)}`,
+          accountStart: 'platform',
+        },
+      });
+    });
+
     it('answers 404 to an unknown provider', async () => {
       const result = await h.deliver('paypal', '{}', {});
       expect(result).toMatchObject({ statusCode: 404, outcome: 'unknown_provider' });

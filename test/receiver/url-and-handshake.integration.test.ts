@@ -4,7 +4,11 @@
  * refused with 500 when none is set; a handshake (Slack's url_verification) is answered with the
  * provider's own body and writes nothing.
  */
+import { createHash } from 'node:crypto';
+import twilio from 'twilio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readEvent } from '../../lambdas/processor/core.js';
+import type { EventMessage } from '../../lambdas/queue/event-message.js';
 import { toHttpResponse } from '../../lambdas/receiver/http.js';
 import { sampleDelivery } from '../../local/samples.js';
 import { createReceiverHarness, type ReceiverHarness } from '../helpers/receiver-harness.js';
@@ -66,6 +70,30 @@ describe('a provider that signs its public URL', () => {
       reason: 'signature_mismatch',
     });
     expect(await withBase.deliver('square', other.body, other.headers)).toMatchObject({ statusCode: 401 });
+  });
+
+  it("queues Twilio's JSON body signed by its bodySHA256 with its format, so the processor reads it as JSON", async () => {
+    const body = JSON.stringify({
+      AccountSid: 'AC0123456789abcdef0123456789abcdef',
+      MessageSid: 'SMint0000000000000000000000000001',
+      MessageStatus: 'delivered',
+    });
+    const query = `bodySHA256=${createHash('sha256').update(body).digest('hex')}`;
+    const signedUrl = `${BASE}webhooks/twilio?${query}`;
+    const headers = {
+      // Not JSON: only the URL's bodySHA256 says the body is.
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-twilio-signature': twilio.getExpectedTwilioSignature(TEST_SECRETS.twilio, signedUrl, {}),
+    };
+    expect(await withBase.deliver('twilio', body, headers, { rawQuery: query })).toMatchObject({
+      statusCode: 200,
+      outcome: 'accepted',
+      eventId: 'SMint0000000000000000000000000001:delivered',
+    });
+    // The harness's queue also holds the Square events accepted above.
+    const queued = (await withBase.drain()).find((message) => message.provider === 'twilio');
+    expect(queued).toMatchObject({ provider: 'twilio', bodyFormat: 'json' });
+    expect(readEvent(queued as EventMessage).payload).toEqual(JSON.parse(body));
   });
 });
 

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PROVIDERS } from '../../lambdas/providers/index.js';
 import type { ProviderEvent } from '../../lambdas/providers/types.js';
-import { buildIdempotencyKey, resolveKeyRule } from '../../lambdas/shared/keys.js';
+import { archiveObjectKey } from '../../lambdas/shared/archive-layout.js';
+import { buildIdempotencyKey, MAX_KEY_BYTES, resolveKeyRule } from '../../lambdas/shared/keys.js';
 
 const event: ProviderEvent = {
   eventId: 'evt_456',
@@ -80,6 +81,75 @@ describe('idempotency keys', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  describe('the key length limit', () => {
+    const keyOf = (eventId: string, provider = 'github', account = 'acct_1') =>
+      buildIdempotencyKey(provider, { ...event, account, eventId }, { kind: 'event-id' });
+    const prefix = 'github:acct_1:';
+
+    it(`accepts a key of exactly ${MAX_KEY_BYTES} bytes and refuses one byte more, with its length`, () => {
+      const longest = 'a'.repeat(MAX_KEY_BYTES - prefix.length);
+      expect(keyOf(longest)).toMatchObject({ ok: true, key: `${prefix}${longest}` });
+      expect(keyOf(`${longest}a`)).toEqual({
+        ok: false,
+        reason: 'key_too_long',
+        rule: 'event-id',
+        bytes: MAX_KEY_BYTES + 1,
+      });
+    });
+
+    it('counts the key as built: an id of characters that percent-encode grows threefold or more', () => {
+      // 167 colons are 501 bytes once encoded (`%3A`); 57 four-byte emoji are 57 x 12 = 684.
+      expect(keyOf(':'.repeat(167))).toMatchObject({ reason: 'key_too_long', bytes: prefix.length + 501 });
+      expect(keyOf('😀'.repeat(57))).toMatchObject({ reason: 'key_too_long', bytes: prefix.length + 684 });
+      // The account counts as much as the id (Shopify's shop domain is an unsigned header).
+      expect(keyOf('w1', 'shopify', 's'.repeat(MAX_KEY_BYTES))).toMatchObject({ reason: 'key_too_long' });
+    });
+
+    it('answers the same for every delivery of an event, and never shortens a key (property)', () => {
+      fc.assert(
+        fc.property(fc.string({ maxLength: 700 }), (id) => {
+          const first = keyOf(id);
+          expect(keyOf(id)).toEqual(first);
+          if (first.ok) expect(first.key).toBe(`${prefix}${encodeURIComponent(id)}`);
+          return first.ok === Buffer.byteLength(`${prefix}${encodeURIComponent(id)}`) <= MAX_KEY_BYTES;
+        }),
+        { numRuns: 300 },
+      );
+    });
+
+    it('keeps every key it accepts within DynamoDB, and its archive object name within S3 (property)', () => {
+      // Provider ids as long as a configured provider's may be (32); ids of any characters, escapes included.
+      const providerId = fc.stringMatching(/^[a-z][a-z0-9]{1,31}$/);
+      const id = fc.string({ unit: 'binary', maxLength: 600 });
+      fc.assert(
+        fc.property(providerId, id, id, (provider, account, eventId) => {
+          const result = keyOf(eventId, provider, account);
+          if (!result.ok) return true;
+          return (
+            Buffer.byteLength(result.key) <= 2048 &&
+            Buffer.byteLength(archiveObjectKey(provider, '', result.key)) <= 1024
+          );
+        }),
+        { numRuns: 500 },
+      );
+      // The worst case by hand: 32-character provider, a key of escapes only (each grows to 5 bytes).
+      const worst = keyOf('\u0001'.repeat(159), 'p'.repeat(32), '');
+      expect(worst).toMatchObject({ ok: true });
+      if (worst.ok) expect(Buffer.byteLength(archiveObjectKey('p'.repeat(32), '', worst.key))).toBe(891);
+    });
+
+    it('refuses a key within the limit whose archive object name S3 could not hold (a very long provider id)', () => {
+      // 507 bytes of key, but the provider id is in the name twice: 1,037 bytes.
+      const provider = 'p'.repeat(500);
+      expect(keyOf('eeeee', provider, '')).toEqual({
+        ok: false,
+        reason: 'key_too_long',
+        rule: 'event-id',
+        bytes: 507,
+      });
+    });
   });
 
   it('resolves an exact event type first, then the longest prefix pattern, then the default', () => {
