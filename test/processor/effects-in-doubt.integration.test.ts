@@ -274,6 +274,47 @@ describe('processor: effects inside the lease', () => {
     expect(leaseDuringCall).toBeGreaterThanOrEqual(started + 8_000 + 10_000);
   });
 
+  // Guards the fence of ProcessingClaims.beginEffect (leaseToken = mine): without it, a worker whose
+  // claim was taken over after its state commit still sends the receipt the new holder will send.
+  it('does not call the receipt when another worker took the claim over after the state commit', async () => {
+    h = await createPipelineHarness({ leaseSeconds: 10 });
+    let offset = 0;
+    const clock = () => Date.now() + offset;
+    const key = await deliverPayment('pi_taken_before_call');
+    const message = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+    const claims = h.processorDeps.claims;
+    let takeover: Awaited<ReturnType<typeof claims.beginProcessing>> | undefined;
+    // Between A's state commit and its receipt, A stalls past its lease and B takes the claim.
+    const stallThenTakeOver = async () => {
+      offset += 11_000;
+      takeover = await claims.beginProcessing(
+        {
+          pk: key,
+          provider: 'stripe',
+          account: 'platform',
+          eventId: 'x',
+          eventType: 'x',
+          expiresAt: Math.floor(clock() / 1000) + 3600,
+        },
+        { token: 'worker-b', expiresAt: clock() + 10_000, owner: 'processor' },
+        clock(),
+        Math.floor(clock() / 1000) + 3600,
+      );
+    };
+    const workerA = Object.create(claims) as typeof claims;
+    workerA.beginEffect = async (...args) => {
+      await stallThenTakeOver();
+      return claims.beginEffect(...args);
+    };
+    const error = await processMessage(message, 1, { ...h.processorDeps, claims: workerA, clock, log }).catch(
+      (e: unknown) => e,
+    );
+    expect(takeover?.kind).toBe('claimed');
+    expect((error as Error).name).toBe('LeaseLostError');
+    expect(receipts()).toHaveLength(0);
+    expect(await h.receiver.claim(key)).toMatchObject({ leaseToken: 'worker-b', lastCompletedStep: 'state' });
+  });
+
   it('starts the lease at its write, after waiting for the batch archive', async () => {
     h = await createPipelineHarness({ leaseSeconds: 10 });
     let offset = 0;
