@@ -440,13 +440,13 @@ function redriveMoveText(result: RedriveResult): string {
 }
 
 /**
- * Follows what was moved; a move task of more messages than were listed, or a message without a
- * key, leaves the rest unfollowed (and so not known to be finished).
+ * Follows what was moved. `unfollowed` counts the moved messages it cannot follow (a move task's
+ * beyond those listed, messages without a key): not known to be finished, they count as such.
  */
 async function followMoved(
   stack: StackContext,
   baselines: ReadonlyMap<string, ClaimBaseline>,
-  moved: number,
+  unfollowed: number,
   waitSeconds: number,
   io: CommandIO,
 ): Promise<FollowReport> {
@@ -454,7 +454,7 @@ async function followMoved(
     waitMs: waitSeconds * 1000,
     now: () => io.now(),
   });
-  return { ...report, notFollowed: Math.max(report.notFollowed, moved - report.followed) };
+  return { ...report, notFollowed: report.notFollowed + unfollowed };
 }
 
 export const dlqRedriveCommand: Command = {
@@ -481,12 +481,10 @@ export const dlqRedriveCommand: Command = {
       const approximate = Number(dlq.ApproximateNumberOfMessages ?? 0);
       // What to follow, and each claim before its message goes back. A move task does not say what
       // it moved: the DLQ is listed first; by hand, each claim is read before its message is sent.
+      const listing =
+        waitSeconds > 0 && max === undefined ? await listDlq(stack, MAX_FOLLOWED, io.now()) : undefined;
       const baselines =
-        waitSeconds === 0
-          ? undefined
-          : max === undefined
-            ? (await listDlq(stack, MAX_FOLLOWED, io.now())).baselines
-            : new Map<string, ClaimBaseline>();
+        waitSeconds === 0 ? undefined : (listing?.baselines ?? new Map<string, ClaimBaseline>());
       const moved =
         max === undefined
           ? await moveTask(stack, sourceArn, destinationArn, approximate, io, args.json)
@@ -500,9 +498,14 @@ export const dlqRedriveCommand: Command = {
               args.json,
               baselines,
             );
+      const keyless = (listing?.entries ?? moved.messages ?? []).filter((m) => m.key === null).length;
+      const unlisted = listing ? Math.max(moved.moved - listing.entries.length, 0) : 0;
       const result: RedriveResult =
         baselines !== undefined && moved.moved > 0
-          ? { ...moved, follow: await followMoved(stack, baselines, moved.moved, waitSeconds, io) }
+          ? {
+              ...moved,
+              follow: await followMoved(stack, baselines, keyless + unlisted, waitSeconds, io),
+            }
           : moved;
       output(io, args.json, { stack: stack.name, ...result }, () => redriveText(result));
       if (result.status === 'FAILED')
