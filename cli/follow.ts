@@ -37,16 +37,51 @@ export interface FollowReport {
   readonly summary: Readonly<Record<FollowResult, number>>;
 }
 
-const iso = (value: string | undefined): number => (value === undefined ? Number.NaN : Date.parse(value));
+/**
+ * What an event's claim said just before the event was sent back: the claim's own counter and
+ * marks, written by the processor. "Failed again" is told from "not taken yet" by comparing them
+ * with the claim's, never by comparing the claim's times (Lambda's clock) with the operator's.
+ */
+export interface ClaimBaseline {
+  /** `processingAttempts`: every processing lease adds one. 0 when there was no live claim. */
+  readonly attempts: number;
+  /** `failedAt` and `lastErrorAt` as stored: a new failure writes new ones. */
+  readonly failedAt: string | null;
+  readonly lastErrorAt: string | null;
+}
 
 /**
- * Where one sent event stands (pure). `sinceMs` is when it was sent: a FAILED claim that failed
- * before that has not been taken yet; one that failed after has failed again.
+ * The baseline of a claim read before sending its event. An absent or expired claim counts as
+ * none, as the processor counts it: it creates the claim again, attempts from 1, no failure kept.
+ */
+export function claimBaseline(claim: ClaimRecord | undefined, nowMs: number): ClaimBaseline {
+  if (claim === undefined || isExpired(claim, nowMs))
+    return { attempts: 0, failedAt: null, lastErrorAt: null };
+  return {
+    attempts: Number(claim.processingAttempts ?? 0),
+    failedAt: claim.failedAt ?? null,
+    lastErrorAt: claim.lastErrorAt ?? null,
+  };
+}
+
+/** True when the processor has taken or failed the claim since `baseline` was read. */
+function changedSince(claim: ClaimRecord, baseline: ClaimBaseline): boolean {
+  return (
+    Number(claim.processingAttempts ?? 0) > baseline.attempts ||
+    // A processor that could not even start marks FAILED without taking a lease (failUnheld).
+    (claim.failedAt ?? null) !== baseline.failedAt
+  );
+}
+
+/**
+ * Where one sent event stands (pure). `baseline` is its claim just before it was sent: a FAILED
+ * claim the processor has not taken since is still to be taken; one it took (or failed) since has
+ * failed again.
  */
 export function followEntry(
   key: string,
   claim: ClaimRecord | undefined,
-  sinceMs: number,
+  baseline: ClaimBaseline,
   nowMs: number,
 ): FollowEntry {
   if (claim === undefined || isExpired(claim, nowMs))
@@ -79,10 +114,10 @@ export function followEntry(
       detail: `DONE (${claim.outcome ?? 'no outcome'}) at ${claim.lastCompletedStep ?? 'no step'}`,
     };
   }
-  if (claim.status === ClaimStatus.Failed && iso(claim.failedAt) >= sinceMs)
+  if (claim.status === ClaimStatus.Failed && changedSince(claim, baseline))
     return { ...base, result: 'failed', detail: `FAILED again: ${claim.lastError ?? 'no error recorded'}` };
   const retrying =
-    claim.lastError !== undefined && iso(claim.lastErrorAt) >= sinceMs
+    claim.lastError !== undefined && (claim.lastErrorAt ?? null) !== baseline.lastErrorAt
       ? `; retrying after: ${claim.lastError}`
       : '';
   return {
@@ -108,30 +143,53 @@ export function followFailed(report: FollowReport | undefined): boolean {
   return report !== undefined && report.summary['not-resumed'] + report.summary.failed > 0;
 }
 
+/**
+ * Exit status 3: nothing failed, but the wait ran out before every event sent was seen finished
+ * (still pending, or beyond the {@link MAX_FOLLOWED} followed). Not a success: not known yet.
+ */
+export const EXIT_PENDING = 3;
+
+/** True when an event sent was not seen finished: still pending, or not followed. */
+export function followPending(report: FollowReport | undefined): boolean {
+  return report !== undefined && report.summary.pending + report.notFollowed > 0;
+}
+
+/**
+ * The exit status of a follow: 1 when an event failed again or was not fully resumed, else
+ * {@link EXIT_PENDING} while one is not known to be finished, else 0. No report (`--wait 0`): 0.
+ */
+export function followExitCode(report: FollowReport | undefined): number {
+  if (followFailed(report)) return 1;
+  return followPending(report) ? EXIT_PENDING : 0;
+}
+
+/**
+ * Follows the claims of the events sent, each against its claim as it was just before the send
+ * (the first baseline read for a key sent more than once).
+ */
 export async function followClaims(
   stack: StackContext,
-  keys: readonly string[],
-  options: { readonly sinceMs: number; readonly waitMs: number; readonly now: () => number },
+  sent: ReadonlyMap<string, ClaimBaseline>,
+  options: { readonly waitMs: number; readonly now: () => number },
 ): Promise<FollowReport> {
-  const unique = [...new Set(keys)];
-  const followed = unique.slice(0, MAX_FOLLOWED);
+  const followed = [...sent].slice(0, MAX_FOLLOWED);
   const started = options.now();
   const results = new Map<string, FollowEntry>();
   for (;;) {
-    for (const key of followed) {
+    for (const [key, baseline] of followed) {
       const known = results.get(key);
       if (known !== undefined && known.result !== 'pending') continue;
-      results.set(key, followEntry(key, await getClaim(stack, key), options.sinceMs, options.now()));
+      results.set(key, followEntry(key, await getClaim(stack, key), baseline, options.now()));
     }
     const pending = [...results.values()].some((entry) => entry.result === 'pending');
     if (!pending || options.now() - started >= options.waitMs) break;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
-  const entries = followed.map((key) => results.get(key)).filter((e): e is FollowEntry => e !== undefined);
+  const entries = followed.map(([key]) => results.get(key)).filter((e): e is FollowEntry => e !== undefined);
   return {
     waitedMs: options.now() - started,
     followed: followed.length,
-    notFollowed: unique.length - followed.length,
+    notFollowed: sent.size - followed.length,
     results: entries,
     summary: summarizeFollow(entries),
   };
@@ -148,6 +206,8 @@ export function followText(report: FollowReport): string {
   if (report.notFollowed > 0)
     lines.push(`  ${plural(report.notFollowed, 'more event')} not followed: webhooks inspect --key <key>`);
   if (summary.pending > 0)
-    lines.push('  pending ones are still on their way: follow them with webhooks inspect --key <key>');
+    lines.push(
+      "  pending ones are still on their way (a retry waits out the event queue's visibility timeout): follow them with webhooks inspect --key <key>, or wait longer with --wait SECONDS",
+    );
   return lines.join('\n');
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
- * `webhooks`: the operator CLI. The package's bin is this module compiled (dist/cli/main.js); in the
- * repository cli/webhooks.mjs runs it from the sources (`npm run webhooks --` too). Expected
- * failures are one line on stderr and a non-zero exit; see cli/errors.ts.
+ * `webhooks`: the operator CLI. The bin is cli/webhooks.mjs: in the repository it runs this module
+ * from the sources (`npm run webhooks --` too), in the package this module compiled
+ * (dist/cli/main.js). Expected failures are one line on stderr and a non-zero exit; see
+ * cli/errors.ts.
  */
 
 import { existsSync, readFileSync } from 'node:fs';

@@ -4,7 +4,7 @@
  * template environment resolved to the local resources, the HTTP API's routes on loopback, and each
  * SQS event source mapping as a poller. No second, hand-written configuration: the template decides.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -40,6 +40,7 @@ import {
 } from './emulators.js';
 import { type HttpRoute, startHttpApi } from './http-api.js';
 import { LocalFunction } from './local-function.js';
+import { writeOutputsFile } from './outputs-file.js';
 import { scheduledTargets, startSchedules } from './schedules.js';
 import { LOCAL_DEFAULTS, loadLocalStackKnobs } from './settings.js';
 import { concurrentBatches, SqsPoller } from './sqs-poller.js';
@@ -67,7 +68,10 @@ export interface LocalStackOptions {
   readonly outdir: string;
   readonly stackName?: string;
   readonly port: number;
-  /** Where to write the outputs file (shape of `cdk deploy --outputs-file`). */
+  /**
+   * Where to write the outputs file (shape of `cdk deploy --outputs-file`), once every part is up;
+   * `stop()` removes it unless another stack has written over it since.
+   */
   readonly outputsFile?: string;
   /** Keep DynamoDB data in this directory instead of in memory. */
   readonly dataDirectory?: string;
@@ -300,8 +304,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
       LocalS3Endpoint: s3.endpoint,
       LocalEffectsUrl: sink.url,
     });
-    if (options.outputsFile)
-      writeFileSync(options.outputsFile, `${JSON.stringify({ [stackName]: outputs }, null, 2)}\n`);
+    if (options.outputsFile) {
+      const written = writeOutputsFile(options.outputsFile, stackName, outputs);
+      // Stopped first (stoppers run in reverse): clients stop finding the stack before it goes.
+      stoppers.push(async () => {
+        written.remove();
+      });
+    }
     dynamoClient.destroy();
     return { stackName, outputs, baseUrl: api.url, stop: stopAll };
   } catch (error) {

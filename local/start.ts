@@ -6,7 +6,7 @@
  *   npm start -- --persist    keep DynamoDB data in .local-data/ between runs
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { HMAC_PROVIDERS_ENV, readHmacProviderConfigs } from '../lambdas/providers/configured.js';
 import { ConfigError } from '../lambdas/shared/settings.js';
@@ -53,7 +53,9 @@ async function main(): Promise<void> {
   // The timing knobs' rules that need no template (a lease longer than the visibility timeout, say),
   // before the synth; the rest are checked against the template when the stack starts.
   localTimings({}, timingKnobs(process.env));
-  rmSync(outputsFile, { force: true });
+  // The outputs file is not touched here: on a taken port, or stopped during start-up, this
+  // process leaves alone the one a running stack wrote. The stack writes its own once it is up,
+  // and removes it when it stops (./outputs-file.ts).
   // Before the synth, so a taken port is a one-line answer in a second, not after 15 s of bundling.
   if (port !== 0 && !(await isPortFree(port))) failPortInUse(port);
   if (!skipSynth) synthesize(outdir);
@@ -72,7 +74,6 @@ async function main(): Promise<void> {
     stop: async () => {
       stopping = true;
       if (stack) await stack.stop();
-      rmSync(outputsFile, { force: true });
     },
   });
 

@@ -27,10 +27,13 @@ import { getClaim } from '../claims.js';
 import { type Command, type CommandIO, output } from '../command.js';
 import { CliError } from '../errors.js';
 import {
+  type ClaimBaseline,
+  claimBaseline,
   DEFAULT_WAIT_SECONDS,
+  EXIT_PENDING,
   type FollowReport,
   followClaims,
-  followFailed,
+  followExitCode,
   followText,
   MAX_FOLLOWED,
 } from '../follow.js';
@@ -66,7 +69,10 @@ claims again. Fix the cause first (webhooks dlq list; the processor log), or the
 
 Then it follows the moved events' claims (at most ${MAX_FOLLOWED}) for up to --wait seconds and
 reports each: resumed (DONE), not fully resumed (state applied, but effects that might act twice
-were not run again: they are named, check them by hand), failed again, or still pending.
+were not run again: they are named, check them by hand), failed again (the processor took its
+claim since the move, by the claim's attempt count, and it is FAILED), or still pending. A retry
+after a failed attempt waits out the event queue's visibility timeout (181 s deployed): --wait
+longer to see it end.
 
   without --max  an SQS message move task (StartMessageMoveTask, DLQ -> event queue), polled
                  with ListMessageMoveTasks until it ends
@@ -78,8 +84,9 @@ options
   --wait SECONDS how long to follow the moved events' claims (default ${DEFAULT_WAIT_SECONDS}; 0: do not follow)
 ${GLOBAL_OPTIONS_HELP}
 
-exit status: 0 done, 1 the move failed or was cancelled, or an event failed again or was not
-fully resumed, 2 usage`;
+exit status: 0 every moved event resumed (with --wait 0: the move completed), 1 the move failed
+or was cancelled, or an event failed again or was not fully resumed, 2 usage, ${EXIT_PENDING} none failed
+but one is still pending (or was not followed) when the wait ends`;
 
 interface EventSummary {
   readonly key: string | null;
@@ -147,11 +154,14 @@ export interface DlqEntry extends EventSummary {
   readonly lastError: string | null;
 }
 
-async function listDlq(
-  stack: StackContext,
-  max: number,
-  nowMs: number,
-): Promise<{ entries: DlqEntry[]; approximate: number }> {
+interface DlqListing {
+  readonly entries: DlqEntry[];
+  readonly approximate: number;
+  /** Each listed key's claim as it is now: what a redrive that follows them compares with. */
+  readonly baselines: Map<string, ClaimBaseline>;
+}
+
+async function listDlq(stack: StackContext, max: number, nowMs: number): Promise<DlqListing> {
   const dlq = stack.output('DeadLetterQueueUrl');
   const attributes = await queueAttributes(stack, dlq, ['ApproximateNumberOfMessages']);
   const held = new Map<string, Message>();
@@ -189,7 +199,8 @@ async function listDlq(
     });
   }
   entries.sort((a, b) => (a.sentAt ?? '').localeCompare(b.sentAt ?? ''));
-  return { entries, approximate: Number(attributes.ApproximateNumberOfMessages ?? 0) };
+  const baselines = new Map([...claims].map(([key, stored]) => [key, claimBaseline(stored, nowMs)]));
+  return { entries, approximate: Number(attributes.ApproximateNumberOfMessages ?? 0), baselines };
 }
 
 /** Makes held messages visible again at once. */
@@ -215,7 +226,7 @@ async function releaseMessages(
   }
 }
 
-function listText(result: { entries: DlqEntry[]; approximate: number }, max: number): string {
+function listText(result: DlqListing, max: number): string {
   if (result.entries.length === 0) return 'the dead-letter queue is empty';
   const table = formatTable(
     [
@@ -349,6 +360,8 @@ async function moveByHand(
   approximate: number,
   io: CommandIO,
   json: boolean,
+  /** When following: each moved key's claim, read just before its message is sent. */
+  baselines: Map<string, ClaimBaseline> | undefined,
 ): Promise<RedriveResult> {
   const started = io.now();
   const bar = progressBar({ label: 'moving', stream: io.stderr, enabled: !json || io.stderr.isTTY === true });
@@ -360,6 +373,9 @@ async function moveByHand(
     const messages = result.Messages ?? [];
     if (messages.length === 0) break;
     for (const message of messages) {
+      const summary = summarizeBody(message.Body);
+      if (baselines && summary.key !== null && !baselines.has(summary.key))
+        baselines.set(summary.key, claimBaseline(await getClaim(stack, summary.key), io.now()));
       // Send first, then delete: a crash in between leaves a copy in both queues, which the
       // processor's claim absorbs; the other order could lose the event.
       const sent = await aws(stack, `SendMessage to ${destination.url}`, () =>
@@ -376,7 +392,6 @@ async function moveByHand(
           new DeleteMessageCommand({ QueueUrl: source.url, ReceiptHandle: message.ReceiptHandle ?? '' }),
         ),
       );
-      const summary = summarizeBody(message.Body);
       moved.push({
         key: summary.key,
         provider: summary.provider as ProviderId | null,
@@ -419,26 +434,27 @@ function redriveMoveText(result: RedriveResult): string {
     lines.push(...result.messages.map((m) => `  ${m.key ?? '(not an event message)'}`));
   if (result.moved > 0 && result.follow === undefined)
     lines.push(
-      'The processor takes their FAILED claims again; follow one with webhooks inspect --key <key>.',
+      'Not followed (--wait 0): the processor takes their FAILED claims again; follow one with webhooks inspect --key <key>.',
     );
   return lines.join('\n');
 }
 
-/** Follows what was moved; a move task of more messages than were listed leaves the rest unfollowed. */
+/**
+ * Follows what was moved. `unfollowed` counts the moved messages it cannot follow (a move task's
+ * beyond those listed, messages without a key): not known to be finished, they count as such.
+ */
 async function followMoved(
   stack: StackContext,
-  keys: readonly string[],
-  moved: number,
-  sinceMs: number,
+  baselines: ReadonlyMap<string, ClaimBaseline>,
+  unfollowed: number,
   waitSeconds: number,
   io: CommandIO,
 ): Promise<FollowReport> {
-  const report = await followClaims(stack, keys, {
-    sinceMs,
+  const report = await followClaims(stack, baselines, {
     waitMs: waitSeconds * 1000,
     now: () => io.now(),
   });
-  return { ...report, notFollowed: Math.max(report.notFollowed, moved - report.followed) };
+  return { ...report, notFollowed: report.notFollowed + unfollowed };
 }
 
 export const dlqRedriveCommand: Command = {
@@ -463,12 +479,12 @@ export const dlqRedriveCommand: Command = {
       const sourceArn = dlq.QueueArn ?? '';
       const destinationArn = queue.QueueArn ?? '';
       const approximate = Number(dlq.ApproximateNumberOfMessages ?? 0);
-      const sinceMs = io.now();
-      // A move task does not say what it moved: the keys to follow are listed first.
-      const listed =
-        max === undefined && waitSeconds > 0
-          ? (await listDlq(stack, MAX_FOLLOWED, sinceMs)).entries.flatMap((e) => (e.key ? [e.key] : []))
-          : [];
+      // What to follow, and each claim before its message goes back. A move task does not say what
+      // it moved: the DLQ is listed first; by hand, each claim is read before its message is sent.
+      const listing =
+        waitSeconds > 0 && max === undefined ? await listDlq(stack, MAX_FOLLOWED, io.now()) : undefined;
+      const baselines =
+        waitSeconds === 0 ? undefined : (listing?.baselines ?? new Map<string, ClaimBaseline>());
       const moved =
         max === undefined
           ? await moveTask(stack, sourceArn, destinationArn, approximate, io, args.json)
@@ -480,19 +496,21 @@ export const dlqRedriveCommand: Command = {
               approximate,
               io,
               args.json,
+              baselines,
             );
-      const keys = max === undefined ? listed : (moved.messages ?? []).flatMap((m) => (m.key ? [m.key] : []));
+      const keyless = (listing?.entries ?? moved.messages ?? []).filter((m) => m.key === null).length;
+      const unlisted = listing ? Math.max(moved.moved - listing.entries.length, 0) : 0;
       const result: RedriveResult =
-        waitSeconds > 0 && moved.moved > 0 && keys.length > 0
+        baselines !== undefined && moved.moved > 0
           ? {
               ...moved,
-              follow: await followMoved(stack, keys, moved.moved, sinceMs, waitSeconds, io),
+              follow: await followMoved(stack, baselines, keyless + unlisted, waitSeconds, io),
             }
           : moved;
       output(io, args.json, { stack: stack.name, ...result }, () => redriveText(result));
       if (result.status === 'FAILED')
         throw new CliError(`the message move task failed: ${result.failureReason ?? 'no reason given'}`);
-      return result.status === 'COMPLETED' && !followFailed(result.follow) ? 0 : 1;
+      return result.status === 'COMPLETED' ? followExitCode(result.follow) : 1;
     } finally {
       stack.destroy();
     }

@@ -43,10 +43,13 @@ import {
 import { type Command, type CommandIO, output } from '../command.js';
 import { ClaimNotFoundError, CliError, UsageError } from '../errors.js';
 import {
+  type ClaimBaseline,
+  claimBaseline,
   DEFAULT_WAIT_SECONDS,
+  EXIT_PENDING,
   type FollowReport,
   followClaims,
-  followFailed,
+  followExitCode,
   followText,
 } from '../follow.js';
 import { plural } from '../format.js';
@@ -79,7 +82,8 @@ done.
 
 Then the claims of the events sent are followed for up to --wait seconds and each is reported:
 resumed (DONE), not fully resumed (effects that might act twice were not run again: they are
-named, check them by hand), failed again, or still pending.
+named, check them by hand), failed again (the processor took its claim since the send, by the
+claim's attempt count, and it is FAILED), or still pending.
 
 A time range lists events/<provider>/<day>/ for every UTC day from --from to --to (for one
 provider, or all) and replays the events whose receivedAt is in [--from, --to).
@@ -93,8 +97,9 @@ options
   --wait SECONDS how long to follow the sent events' claims (default ${DEFAULT_WAIT_SECONDS}; 0: do not follow)
 ${GLOBAL_OPTIONS_HELP}
 
-exit status: 0 every event sent or skipped, 1 a claim or archive object was missing, or an
-event failed again or was not fully resumed, 2 usage`;
+exit status: 0 every event sent resumed, or skipped (with --wait 0: sent or skipped), 1 a claim
+or archive object was missing, or an event failed again or was not fully resumed, 2 usage,
+${EXIT_PENDING} none failed but one is still pending (or was not followed) when the wait ends`;
 
 export type ReplayAction = 'sent' | 'forced' | 'skipped' | 'failed';
 
@@ -251,6 +256,8 @@ async function replayOne(
   candidate: Candidate,
   force: boolean,
   nowMs: number,
+  /** Each sent key's claim as it was before the send (a key's first), for the follow. */
+  baselines: Map<string, ClaimBaseline>,
 ): Promise<ReplayEntry> {
   const bucket = stack.outputs.ArchiveBucketName ?? '<ArchiveBucketName>';
   const stored = await getClaim(stack, candidate.key);
@@ -305,6 +312,7 @@ async function replayOne(
     reason =
       'claim reopened (DONE -> ENQUEUED, replan); its step markers keep done effects from running again';
   }
+  if (!baselines.has(candidate.key)) baselines.set(candidate.key, claimBaseline(stored, nowMs));
   const queueUrl = stack.output('EventQueueUrl');
   const sent = await aws(stack, `SendMessage to ${queueUrl}`, () =>
     stack.sqs.send(
@@ -388,17 +396,16 @@ export const replayCommand: Command = {
         enabled: query.kind === 'range' && (!args.json || io.stderr.isTTY === true),
       });
       bar.update(0, candidates.length);
-      const sinceMs = io.now();
+      const baselines = new Map<string, ClaimBaseline>();
       for (const [index, candidate] of candidates.entries()) {
-        entries.push(await replayOne(stack, candidate, force, io.now()));
+        entries.push(await replayOne(stack, candidate, force, io.now(), baselines));
         bar.update(index + 1);
       }
       bar.finish();
       const summary = summarize(entries);
-      const sent = entries.filter((e) => e.action === 'sent' || e.action === 'forced').map((e) => e.key);
       const follow =
-        waitSeconds > 0 && sent.length > 0
-          ? await followClaims(stack, sent, { sinceMs, waitMs: waitSeconds * 1000, now: () => io.now() })
+        waitSeconds > 0 && baselines.size > 0
+          ? await followClaims(stack, baselines, { waitMs: waitSeconds * 1000, now: () => io.now() })
           : undefined;
       output(
         io,
@@ -417,7 +424,7 @@ export const replayCommand: Command = {
         },
         () => replayText(entries, scanned, follow),
       );
-      return summary.failed > 0 || followFailed(follow) ? 1 : 0;
+      return summary.failed > 0 ? 1 : followExitCode(follow);
     } finally {
       stack.destroy();
     }

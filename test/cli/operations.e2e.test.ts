@@ -8,6 +8,7 @@
  * DLQ, and then their faults are used up: that is the "fix" before the redrive.
  */
 import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
@@ -40,12 +41,14 @@ interface CliRun {
   readonly stderr: string;
 }
 
-async function webhooks(...args: string[]): Promise<CliRun> {
+const webhooks = (...args: string[]): Promise<CliRun> => webhooksWith({}, ...args);
+
+async function webhooksWith(extraEnv: Record<string, string>, ...args: string[]): Promise<CliRun> {
   try {
     const { stdout, stderr } = await promisify(execFile)('node', ['cli/webhooks.mjs', ...args], {
       cwd: REPO_ROOT,
-      env,
-      timeout: 30_000,
+      env: { ...env, ...extraEnv },
+      timeout: 60_000,
     });
     return { code: 0, stdout, stderr };
   } catch (error) {
@@ -127,6 +130,11 @@ beforeAll(async () => {
         'processor.afterClaim@poisonmax:3',
         'processor.beforeLedger@lateredrive:3',
         'processor.beforeLedger@lostclaim:3',
+        // Six failures: three to the DLQ, three more after the first redrive (the cause not fixed).
+        'processor.afterClaim@failagain:6',
+        // Seven: three to the DLQ, three more after a redrive, and the first attempt after the
+        // next one (its retry succeeds).
+        'processor.afterClaim@slowredrive:7',
       ].join(','),
     },
     'webhooks-cli-e2e',
@@ -147,6 +155,35 @@ afterAll(async () => {
   sqs?.destroy();
   s3?.destroy();
 }, 30_000);
+
+/** The environment of an operator whose clock is 30 s ahead of the stack's (a laptop running fast). */
+const CLOCK_AHEAD = {
+  NODE_OPTIONS: `--import ${JSON.stringify(join(REPO_ROOT, 'test/helpers/clock-ahead.mjs'))}`,
+  CLOCK_AHEAD_MS: '30000',
+};
+
+/** Posts an event that fails processing MAX_RECEIVE_COUNT times and waits for its message in the DLQ. */
+async function postToDlq(event: Posted): Promise<void> {
+  expect((await post(event)).status).toBe(200);
+  await claimIn(event.key, 'FAILED', 40_000);
+  await inDlq(event);
+}
+
+const inDlq = (event: Posted) =>
+  waitFor(
+    `${event.key} in the DLQ`,
+    async () =>
+      (await json<DlqList>('dlq', 'list')).messages.some((m) => m.key === event.key) ? true : undefined,
+    40_000,
+  );
+
+interface RedriveReport {
+  readonly status: string;
+  readonly follow: {
+    readonly results: Array<Record<string, unknown>>;
+    readonly summary: Record<string, number>;
+  };
+}
 
 interface DlqList {
   messages: Array<{
@@ -225,7 +262,8 @@ describe('webhooks CLI on the local stack', () => {
     expect(missing.code).toBe(1);
     expect(missing.stdout).toBe('');
     expect(missing.stderr).toMatch(/^webhooks: no claim for stripe event evt_cli_never/);
-  });
+    // Five CLI runs and the functions' first start: past the 20 s default on a loaded machine.
+  }, 60_000);
 
   it('dlq list shows the poison events with FAILED claims, without consuming them; redrive completes them once', async () => {
     // Posted while nothing else runs: with a 1 s visibility timeout, an attempt slowed down by other
@@ -400,6 +438,61 @@ describe('webhooks CLI on the local stack', () => {
     expect(await effectsFor(lost.intentId)).toEqual([['ledger', false]]);
     expect((await json<DlqList>('dlq', 'list')).messages).toEqual([]);
   }, 120_000);
+
+  it("redrive reports an event that fails again as failed again (exit 1), from an operator's clock 30 s ahead of the stack's", async () => {
+    const again = delivery('failagain');
+    await postToDlq(again);
+
+    // The cause is not fixed: the processor takes the claim again and fails it three more times.
+    const redrive = await webhooksWith(CLOCK_AHEAD, 'dlq', 'redrive', '--wait', '40', '--json');
+    expect(redrive.code, redrive.stderr).toBe(1);
+    const report = JSON.parse(redrive.stdout) as RedriveReport;
+    expect(report.status).toBe('COMPLETED');
+    expect(report.follow.summary).toEqual({ resumed: 0, 'not-resumed': 0, failed: 1, pending: 0 });
+    expect(report.follow.results).toEqual([
+      expect.objectContaining({
+        key: again.key,
+        result: 'failed',
+        status: 'FAILED',
+        detail: expect.stringContaining('injected fault at processor.afterClaim'),
+      }),
+    ]);
+
+    // Back in the DLQ; now the faults are used up (the fix), and the next redrive resumes it.
+    await inDlq(again);
+    const fixed = await webhooksWith(CLOCK_AHEAD, 'dlq', 'redrive', '--json');
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect((JSON.parse(fixed.stdout) as RedriveReport).follow.summary).toMatchObject({ resumed: 1 });
+    expect(await effectsFor(again.intentId)).toEqual([
+      ['ledger', false],
+      ['mailer', false],
+    ]);
+  }, 150_000);
+
+  it('redrive exits 3 while an event is still pending when --wait ends, and 0 with --wait 0', async () => {
+    const slow = delivery('slowredrive');
+    await postToDlq(slow);
+
+    // Its first attempt after the redrive fails; the retry waits out the 2 s visibility timeout.
+    const redrive = await webhooks('dlq', 'redrive', '--wait', '1');
+    expect(redrive.code, redrive.stderr).toBe(3);
+    expect(redrive.stdout).toContain('0 resumed, 0 not fully resumed, 0 failed again, 1 still pending');
+    expect(redrive.stdout).toContain(`pending     ${slow.key}`);
+
+    // Not fixed yet: two more failures, back to the DLQ. Not waiting is asked for this time: the
+    // completed move is all the command reports, and it says so.
+    await inDlq(slow);
+    const unfollowed = await webhooks('dlq', 'redrive', '--wait', '0');
+    expect(unfollowed.code, unfollowed.stderr).toBe(0);
+    expect(unfollowed.stdout).toMatch(/^COMPLETED: moved 1 of 1 message/m);
+    expect(unfollowed.stdout).toContain('Not followed (--wait 0)');
+    const done = await claimIn(slow.key, 'DONE', 40_000);
+    expect(done).toMatchObject({ outcome: 'applied', lastCompletedStep: 'receipt' });
+    expect(await effectsFor(slow.intentId)).toEqual([
+      ['ledger', false],
+      ['mailer', false],
+    ]);
+  }, 150_000);
 
   it('replay skips a DONE event; replay --force leaves the row identical and runs no effect again', async () => {
     const event = posted.get('cli_dup');

@@ -1,16 +1,21 @@
 /**
  * `npm start` as a supervisor sees it: every server it starts listens on loopback only, and a
  * SIGTERM to `npm`'s own process (what systemd, `timeout` or a CI runner sends; not to the process
- * group) stops everything it started, Java included, within 10 s.
+ * group) stops everything it started, Java included, within 10 s, and removes its outputs file. A
+ * second `npm start` stopped with Ctrl-C during its start-up leaves the running stack's file alone.
  */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isProcessAlive } from '../../local/emulators.js';
-import { type LocalStackProcess, startLocalStackProcess } from '../helpers/local-stack-process.js';
+import { type LocalStackProcess, REPO_ROOT, startLocalStackProcess } from '../helpers/local-stack-process.js';
 import { accepts, nonLoopbackAddresses } from '../helpers/net.js';
 import { commandLines, descendants } from '../helpers/process-tree.js';
 
 let stack: LocalStackProcess;
 let started: number[] = [];
+/** What the second `npm start` started, for the clean-up. */
+let secondStarted: number[] = [];
 
 beforeAll(async () => {
   stack = await startLocalStackProcess({}, 'webhooks-lifecycle');
@@ -19,7 +24,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   // Whatever a failed test left behind.
-  for (const pid of [stack?.pid ?? 0, ...started].filter((p) => p > 0 && isProcessAlive(p)))
+  for (const pid of [stack?.pid ?? 0, ...started, ...secondStarted].filter((p) => p > 0 && isProcessAlive(p)))
     process.kill(pid, 'SIGKILL');
 });
 
@@ -48,6 +53,44 @@ describe('npm start, as a supervisor runs it', () => {
     }
   });
 
+  it("leaves the running stack's outputs file alone when a second npm start is stopped with Ctrl-C during its start-up", async () => {
+    const outputsFile = stack.env.LOCAL_OUTPUTS_FILE ?? '';
+    const written = readFileSync(outputsFile, 'utf8');
+    // The same outputs file and cdk.out (no second synth), a port of its own: start-up gets as far
+    // as creating the tables before the Ctrl-C.
+    const second = spawn('npm', ['start'], {
+      cwd: REPO_ROOT,
+      env: { ...stack.env, PORT: '0', LOCAL_SKIP_SYNTH: '1' },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((r) => second.once('exit', (code) => r(code)));
+    let log = '';
+    const starting = new Promise<void>((r) => {
+      const onData = (chunk: Buffer) => {
+        log += chunk.toString();
+        if (/table \S+ ready/.test(log)) r();
+      };
+      second.stdout?.on('data', onData);
+      second.stderr?.on('data', onData);
+    });
+    await Promise.race([
+      starting,
+      exited.then(() => {
+        throw new Error(`the second npm start exited before its start-up:\n${log}`);
+      }),
+    ]);
+    secondStarted = descendants(second.pid ?? 0);
+    // Ctrl-C in a terminal signals the whole foreground process group.
+    process.kill(-(second.pid ?? 0), 'SIGINT');
+    await exited;
+    expect(log).not.toContain('ready:');
+    expect(readFileSync(outputsFile, 'utf8')).toBe(written);
+    // And the running stack is still there at the URLs that file gives.
+    const health = await fetch(stack.outputs.LocalEffectsUrl ?? '');
+    expect(health.status).toBe(200);
+  }, 60_000);
+
   it("stops every process it started and frees every port within 10 s of a SIGTERM to npm's own process", async () => {
     expect(commandLines(started).some((line) => line.includes('DynamoDBLocal'))).toBe(true);
     expect(commandLines(started).some((line) => line.includes('function-host'))).toBe(true);
@@ -67,5 +110,7 @@ describe('npm start, as a supervisor runs it', () => {
     expect(commandLines(alive), 'processes still alive 10 s after SIGTERM').toEqual([]);
     expect(open, 'ports still open 10 s after SIGTERM').toEqual([]);
     await stack.exited;
+    // Its own outputs file goes with it: nothing points `npm run send` or `webhooks` at dead ports.
+    expect(existsSync(stack.env.LOCAL_OUTPUTS_FILE ?? '')).toBe(false);
   }, 30_000);
 });

@@ -148,6 +148,7 @@ describe('the npm package in a plain CDK app', () => {
         'package/dist/lib/index.d.ts',
         'package/dist/lambdas/processor/sdk/index.js',
         'package/dist/cli/main.js',
+        'package/cli/webhooks.mjs',
         'package/assets/receiver/index.mjs',
         'package/assets/sweeper/index.mjs',
         'package/assets/processor/index.mjs',
@@ -155,9 +156,14 @@ describe('the npm package in a plain CDK app', () => {
       ]),
     );
     expect(files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
-    expect(files.filter((file) => /^package\/(test|bench|local|bin|cli|lib|lambdas)\//.test(file))).toEqual(
-      [],
-    );
+    // The bin's launcher is the one file shipped from cli/: it runs dist/cli/main.js.
+    expect(
+      files.filter(
+        (file) =>
+          /^package\/(test|bench|local|bin|cli|lib|lambdas)\//.test(file) &&
+          file !== 'package/cli/webhooks.mjs',
+      ),
+    ).toEqual([]);
     expect(files).not.toContain('package/package-lock.json');
   });
 
@@ -278,8 +284,20 @@ describe('the npm package in a plain CDK app', () => {
     ]);
   }, 60_000);
 
-  it('runs the installed `webhooks` CLI, which answers --version with the package version', async () => {
+  it('runs the installed `webhooks` CLI, compiled (no tsx in the app), answering --version and a command', async () => {
+    expect(existsSync(join(app, 'node_modules', 'tsx'))).toBe(false);
     const { stdout } = await run('npx', ['--no-install', 'webhooks', '--version'], app);
     expect(stdout.trim()).toBe(`webhooks ${manifest.version} (${manifest.name})`);
+    const outputsFile = join(work, 'absent-outputs.json');
+    const listed = await run('npx', ['--no-install', 'webhooks', 'dlq', 'list'], app, {
+      LOCAL_OUTPUTS_FILE: outputsFile,
+    }).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(listed.code).toBe(1);
+    expect(listed.stderr.trim()).toBe(
+      `webhooks: no outputs file at ${outputsFile}: start the local stack with npm start, or pass --stack NAME`,
+    );
   }, 30_000);
 });
