@@ -39,6 +39,7 @@ import {
 } from './emulators.js';
 import { type HttpRoute, startHttpApi } from './http-api.js';
 import { LocalFunction } from './local-function.js';
+import { nodeBinaryFor } from './node-runtime.js';
 import { scheduledTargets, startSchedules } from './schedules.js';
 import { LOCAL_DEFAULTS, loadLocalStackKnobs } from './settings.js';
 import { concurrentBatches, SqsPoller } from './sqs-poller.js';
@@ -86,6 +87,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
   const visibilityOverride = knobs.visibilityTimeoutSeconds;
   const leaseOverride = knobs.claimLeaseSeconds;
   const maxReceiveOverride = knobs.maxReceiveCount;
+  // Each function's Node (its Lambda runtime's major), found before anything starts: a missing one
+  // is a NodeRuntimeError saying how to install it, not a failure after Java and the servers started.
+  for (const [, fn] of resourcesOfType(template, 'AWS::Lambda::Function'))
+    nodeBinaryFor(String(fn.Properties?.Runtime ?? ''));
 
   const stoppers: Array<() => Promise<void>> = [];
   /** Stopped first, though started early: no request may reach a function that is stopping. */
@@ -197,6 +202,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
         name: friendlyName(id),
         entry,
         handler: exportName,
+        runtime: String(props.Runtime ?? ''),
         environment,
         timeoutSeconds: Number(props.Timeout ?? 3),
         memoryMb: Number(props.MemorySize ?? 128),

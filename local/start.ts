@@ -10,6 +10,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { HMAC_PROVIDERS_ENV, readHmacProviderConfigs } from '../lambdas/providers/configured.js';
 import { isPortFree } from './emulators.js';
+import { NodeRuntimeError } from './node-runtime.js';
 import { loadLocalStartSettings } from './settings.js';
 import { handleShutdown } from './shutdown.js';
 
@@ -100,6 +101,11 @@ main().catch((error) => {
   const { code, port } = error as { code?: string; port?: number };
   // Taken between the check before the synth and the listen.
   if (code === 'EADDRINUSE' && port !== undefined && port === requestedPort) failPortInUse(port);
+  // No Node of the functions' runtime: the message says how to get one; a stack trace would not help.
+  if (error instanceof NodeRuntimeError) {
+    console.error(`npm start: ${error.message}`);
+    process.exit(1);
+  }
   console.error(`npm start failed: ${(error as Error)?.stack ?? String(error)}`);
   process.exit(1);
 });
