@@ -1,5 +1,5 @@
 /**
- * The defaults every Lambda shares: Node.js 24 on Graviton, an ESM bundle that also runs on Node 20,
+ * The defaults every Lambda shares: Node.js 24 on Graviton, an ESM bundle (run locally on Node 24 too),
  * an explicit log group with retention, and a role with no managed policies (each construct adds
  * exactly the statements its function needs).
  *
