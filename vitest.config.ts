@@ -4,7 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
-    // Harmless on Node 20 (the SDK's notice that future versions need Node 22); it only adds noise.
+    // The SDK's notice that future versions need Node 22: harmless where a test runs something on the
+    // machine's Node 20 (the CommonJS app in pack.test.ts, the local-function driver); only noise.
     env: {
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       // EMF metrics are silenced in tests; the tests that check them turn them back on.

@@ -43,7 +43,7 @@ process.on('message', (message: InitMessage | InvokeMessage) => {
         if (typeof exported !== 'function')
           throw new Error(`${message.entry} exports no function ${message.handler}`);
         handler = exported as Handler;
-        send({ type: 'ready' });
+        send({ type: 'ready', node: process.version });
       } catch (error) {
         send({ type: 'init-error', error: String((error as Error)?.stack ?? error) });
       }

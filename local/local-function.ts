@@ -2,17 +2,22 @@
  * A locally running Lambda function: a pool of child processes (./function-host.ts), each importing
  * the synthesized bundle with the function's environment. Invocations queue for a free process, time
  * out after the function's timeout (the process is then replaced, as Lambda does), and log with a
- * prefix so the output of several functions stays readable.
+ * prefix so the output of several functions stays readable. The processes run on the Node major of
+ * the function's Lambda runtime (./node-runtime.ts), not on whichever Node started the local stack.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { type NodeBinary, nodeBinaryFor } from './node-runtime.js';
 
 export interface LocalFunctionOptions {
   readonly name: string;
   /** Absolute path of the bundle's entry file (index.mjs / index.js in the asset directory). */
   readonly entry: string;
   readonly handler: string;
+  /** The function's Lambda runtime (`nodejs24.x`): its processes run on that Node major. */
+  readonly runtime: string;
   readonly environment: Readonly<Record<string, string>>;
   readonly timeoutSeconds: number;
   readonly memoryMb: number;
@@ -25,11 +30,23 @@ export interface LocalFunctionOptions {
 
 interface Worker {
   child: ChildProcess;
-  ready: Promise<void>;
+  /** Resolves with the host's Node version once the bundle is imported. */
+  ready: Promise<string>;
   busy: boolean;
 }
 
 let nextId = 0;
+
+const HOST_PATH = fileURLToPath(new URL('./function-host.ts', import.meta.url));
+// The host is TypeScript: loaded through tsx by absolute URL, so it starts the same whatever started
+// this process (a vitest worker, `tsx`, `node --import tsx`) and with none of its flags (--inspect).
+const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+interface ReadyMessage {
+  readonly type: 'ready';
+  /** `process.version` of the host: what the function runs on. */
+  readonly node: string;
+}
 
 export class LocalFunction {
   private readonly workers: Worker[] = [];
@@ -41,18 +58,28 @@ export class LocalFunction {
     for (const w of this.workers) if (w.child.exitCode === null) w.child.kill('SIGKILL');
   };
 
-  constructor(private readonly options: LocalFunctionOptions) {}
+  private readonly node: NodeBinary;
+
+  /** Throws a NodeRuntimeError when no Node of the runtime's major is installed. */
+  constructor(private readonly options: LocalFunctionOptions) {
+    this.node = nodeBinaryFor(options.runtime);
+  }
 
   async start(): Promise<void> {
     process.on('exit', this.killOnExit);
     const count = this.options.concurrency ?? 4;
     for (let i = 0; i < count; i++) this.workers.push(this.spawnWorker());
-    await Promise.all(this.workers.map((w) => w.ready));
+    const versions = await Promise.all(this.workers.map((w) => w.ready));
+    // What the hosts report, not what was asked for: the line shows what the function really runs on.
+    this.options.log?.(
+      `[${this.options.name}] ${this.options.runtime}: Node ${[...new Set(versions)].join(', ')} (${this.node.path})`,
+    );
   }
 
   private spawnWorker(): Worker {
-    const hostPath = fileURLToPath(new URL('./function-host.ts', import.meta.url));
-    const child = fork(hostPath, [], {
+    const child = fork(HOST_PATH, [], {
+      execPath: this.node.path,
+      execArgv: ['--import', TSX_LOADER],
       // Only the function's own environment (plus PATH), as on Lambda.
       env: { PATH: process.env.PATH ?? '', ...this.options.environment },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -63,11 +90,11 @@ export class LocalFunction {
     };
     child.stdout?.on('data', forward);
     child.stderr?.on('data', forward);
-    const ready = new Promise<void>((resolve, reject) => {
-      const onMessage = (message: { type: string; error?: string }) => {
+    const ready = new Promise<string>((resolve, reject) => {
+      const onMessage = (message: ReadyMessage | { type: 'init-error'; error: string }) => {
         if (message.type === 'ready') {
           child.off('message', onMessage);
-          resolve();
+          resolve(message.node);
         } else if (message.type === 'init-error') {
           child.off('message', onMessage);
           reject(new Error(`${this.options.name} failed to initialise: ${message.error}`));

@@ -40,6 +40,7 @@ import {
 } from './emulators.js';
 import { type HttpRoute, startHttpApi } from './http-api.js';
 import { LocalFunction } from './local-function.js';
+import { nodeBinaryFor } from './node-runtime.js';
 import { writeOutputsFile } from './outputs-file.js';
 import { scheduledTargets, startSchedules } from './schedules.js';
 import { LOCAL_DEFAULTS, loadLocalStackKnobs } from './settings.js';
@@ -110,6 +111,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
   const leaseOverride = timings.leaseOverride;
   if (timings.moved.length > 0)
     log(`local timings: ${timings.moved.join(', ')} (docs/rules.md, "Leases and timeouts")`);
+  // Each function's Node (its Lambda runtime's major), found before anything starts: a missing one
+  // is a NodeRuntimeError saying how to install it, not a failure after Java and the servers started.
+  for (const [, fn] of resourcesOfType(template, 'AWS::Lambda::Function'))
+    nodeBinaryFor(String(fn.Properties?.Runtime ?? ''));
 
   const stoppers: Array<() => Promise<void>> = [];
   /** Stopped first, though started early: no request may reach a function that is stopping. */
@@ -222,6 +227,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
         name: friendlyName(id),
         entry,
         handler: exportName,
+        runtime: String(props.Runtime ?? ''),
         environment,
         timeoutSeconds: localTimeout(variables, Number(props.Timeout ?? 3), timings),
         memoryMb: Number(props.MemorySize ?? 128),

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { HMAC_PROVIDERS_ENV, readHmacProviderConfigs } from '../lambdas/providers/configured.js';
 import { ConfigError } from '../lambdas/shared/settings.js';
 import { isPortFree } from './emulators.js';
+import { NodeRuntimeError } from './node-runtime.js';
 import { loadLocalStartSettings } from './settings.js';
 import { handleShutdown } from './shutdown.js';
 import { localTimings, timingKnobs } from './timings.js';
@@ -106,8 +107,9 @@ main().catch((error) => {
   const { code, port } = error as { code?: string; port?: number };
   // Taken between the check before the synth and the listen.
   if (code === 'EADDRINUSE' && port !== undefined && port === requestedPort) failPortInUse(port);
-  // A bad variable (a knob breaking a timing rule, say) is one line naming it, not a stack trace.
-  if (error instanceof ConfigError) {
+  // A bad variable (a knob breaking a timing rule, say) or no Node of the functions' runtime (the
+  // message says how to get one) is one line, not a stack trace.
+  if (error instanceof ConfigError || error instanceof NodeRuntimeError) {
     console.error(`npm start: ${error.message}`);
     process.exit(1);
   }

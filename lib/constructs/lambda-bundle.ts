@@ -36,8 +36,11 @@ export const BUNDLE_HANDLER = 'index.handler';
 export const ESM_REQUIRE_BANNER =
   "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
 
-/** Node 20, not the runtime's 24: the same bundles are run locally on Node 20. */
-export const BUNDLE_TARGET = 'node20';
+/**
+ * The runtime's Node (nodejs24.x): the same bundles run locally on Node 24 too (local/node-runtime.ts),
+ * so no syntax needs lowering for an older Node.
+ */
+export const BUNDLE_TARGET = 'node24';
 
 /** Prefer a dependency's ESM build. */
 export const BUNDLE_MAIN_FIELDS = ['module', 'main'];

@@ -3,6 +3,7 @@
  * SIGTERM to `npm`'s own process (what systemd, `timeout` or a CI runner sends; not to the process
  * group) stops everything it started, Java included, within 10 s, and removes its outputs file. A
  * second `npm start` stopped with Ctrl-C during its start-up leaves the running stack's file alone.
+ * Its functions run on their runtime's Node major, and it says which at start-up.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -90,6 +91,27 @@ describe('npm start, as a supervisor runs it', () => {
     const health = await fetch(stack.outputs.LocalEffectsUrl ?? '');
     expect(health.status).toBe(200);
   }, 60_000);
+
+  it("runs every function on its Lambda runtime's Node major (nodejs24.x: Node 24) and says so at start-up", () => {
+    const reported = [...stack.log().matchAll(/^\[(\w+)\] (nodejs\d+\.x): Node (v[\d.]+) \((.+)\)$/gm)].map(
+      ([, name, runtime, version, path]) => ({ name, runtime, major: version?.split('.')[0], path }),
+    );
+    // One line per function: the receiver, the processor and the sweeper (named by its logical id).
+    expect(reported.map((r) => r.name)).toEqual(
+      expect.arrayContaining(['receiver', 'processor', expect.stringMatching(/Sweeper/)]),
+    );
+    expect(reported).toHaveLength(3);
+    for (const r of reported) expect(r).toMatchObject({ runtime: 'nodejs24.x', major: 'v24' });
+    // The function hosts really are that binary's processes, not the log's say-so.
+    const hosts = commandLines(started).filter((line) => line.includes('function-host'));
+    expect(hosts.length).toBeGreaterThanOrEqual(3);
+    const paths = new Set(reported.map((r) => r.path));
+    for (const host of hosts)
+      expect(
+        [...paths].some((path) => host.includes(`${path} `)),
+        host,
+      ).toBe(true);
+  });
 
   it("stops every process it started and frees every port within 10 s of a SIGTERM to npm's own process", async () => {
     expect(commandLines(started).some((line) => line.includes('DynamoDBLocal'))).toBe(true);

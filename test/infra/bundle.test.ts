@@ -1,13 +1,14 @@
 /**
  * The Lambda bundles as synthesized from the TypeScript sources (real esbuild bundling at synth
- * time): ESM, the AWS SDK inside, a source map, and importable by Node 20 (the same bundles run
- * locally on Node 20).
+ * time): ESM, the AWS SDK inside, a source map, and importable by the Node of the functions' runtime
+ * (the binary the local stack runs them on).
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { nodeBinaryFor } from '../../local/node-runtime.js';
 import { type SynthesizedStack, synthesize } from './support.js';
 
 const run = promisify(execFile);
@@ -15,6 +16,7 @@ const run = promisify(execFile);
 describe('webhook Lambda bundles', () => {
   let s: SynthesizedStack;
   let bundles: Record<'receiver' | 'processor' | 'sweeper', string>;
+  let logicalIds: Record<'receiver' | 'processor' | 'sweeper', string>;
 
   beforeAll(() => {
     s = synthesize({ bundle: true });
@@ -23,10 +25,15 @@ describe('webhook Lambda bundles', () => {
       const key = s.template.toJSON().Resources[functionLogicalId].Properties.Code.S3Key as string;
       return join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs');
     };
+    logicalIds = {
+      receiver: s.logicalId(s.stack.webhooks.receiverFunction),
+      processor: s.logicalId(s.stack.webhooks.processorFunction),
+      sweeper: s.logicalId(s.stack.webhooks.sweeperFunction),
+    };
     bundles = {
-      receiver: bundleOf(s.logicalId(s.stack.webhooks.receiverFunction)),
-      processor: bundleOf(s.logicalId(s.stack.webhooks.processorFunction)),
-      sweeper: bundleOf(s.logicalId(s.stack.webhooks.sweeperFunction)),
+      receiver: bundleOf(logicalIds.receiver),
+      processor: bundleOf(logicalIds.processor),
+      sweeper: bundleOf(logicalIds.sweeper),
     };
   }, 120_000);
 
@@ -55,15 +62,15 @@ describe('webhook Lambda bundles', () => {
   );
 
   it.each(['receiver', 'processor', 'sweeper'] as const)(
-    'imports the %s bundle on this Node (%s) and finds a handler function',
+    'imports the %s bundle on the Node of its runtime (as the local stack runs it) and finds a handler function',
     async (name) => {
-      expect(process.versions.node.split('.')[0]).toBe('20');
-      const { stdout } = await run(process.execPath, [
+      const runtime = String(s.template.toJSON().Resources[logicalIds[name]].Properties.Runtime);
+      const { stdout } = await run(nodeBinaryFor(runtime).path, [
         '--input-type=module',
         '-e',
-        `const m = await import(${JSON.stringify(bundles[name])}); console.log(typeof m.handler);`,
+        `const m = await import(${JSON.stringify(bundles[name])}); console.log(typeof m.handler, 'nodejs' + process.versions.node.split('.')[0] + '.x');`,
       ]);
-      expect(stdout.trim()).toBe('function');
+      expect(stdout.trim()).toBe(`function ${runtime}`);
     },
   );
 

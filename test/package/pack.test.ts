@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { machineNode } from '../helpers/machine-node.js';
 
 const exec = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -59,6 +60,17 @@ if (process.env.WITH_TABLE) {
 if (process.env.HMAC_PROVIDER) props.hmacProviders = [JSON.parse(process.env.HMAC_PROVIDER)];
 new IdempotentWebhookReceiver(stack, 'Webhooks', props);
 app.synth();
+`;
+
+/** The same app as CommonJS, what `tsc` emits for a CDK app with `"module": "commonjs"`. */
+const CJS_APP = `
+const { App, Stack } = require('aws-cdk-lib');
+const { IdempotentWebhookReceiver } = require('${manifest.name}');
+
+const app = new App({ outdir: process.env.OUTDIR });
+new IdempotentWebhookReceiver(new Stack(app, 'UserApp'), 'Webhooks');
+app.synth();
+console.log(\`synthesized on \${process.version}\`);
 `;
 
 /** An app's processor module, as the README shows it: one applier of its own. */
@@ -282,6 +294,17 @@ describe('the npm package in a plain CDK app', () => {
     expect(JSON.parse(environment.WEBHOOK_HMAC_PROVIDERS as string)).toMatchObject([
       { id: 'partner', signature: { header: 'x-signature' } },
     ]);
+  }, 60_000);
+
+  it("loads through require() in a CommonJS app (TypeScript compiled to CommonJS) on the machine's Node", async () => {
+    // An ESM-only package: require() loads it without a flag from Node 20.19 / 22.12 (package.json engines).
+    writeFileSync(join(app, 'app.cjs'), CJS_APP);
+    const outdir = join(work, 'out-cjs');
+    const node = machineNode();
+    const version = (await run(node, ['-p', 'process.version'], app)).stdout.trim();
+    const { stdout } = await run(node, ['app.cjs'], app, { OUTDIR: outdir });
+    expect(stdout.trim()).toBe(`synthesized on ${version}`);
+    expect(byRole(functionsOf(outdir), 'IngestReceiver').handler).toBe('index.handler');
   }, 60_000);
 
   it('runs the installed `webhooks` CLI, compiled (no tsx in the app), answering --version and a command', async () => {
