@@ -11,10 +11,12 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseArchive } from '../../lambdas/store/payload-archive.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.js';
+import { queueDepth } from '../../local/sqs-poller.js';
 import { type LocalStackProcess, REPO_ROOT, startLocalStackProcess } from '../helpers/local-stack-process.js';
 import { shopifyHeaders } from '../helpers/signing.js';
 
@@ -207,6 +209,18 @@ describe('a Shopify redaction and events that are not applied yet', () => {
       expect(await post('orders/create', order(orderId, dave, large), id)).toMatchObject({ status: 200 });
     }
     for (const pk of [big, small]) await waitForClaim(pk, 'FAILED', (c) => c.status === 'FAILED');
+    // SQS moves a message to the DLQ on the receive after its last, once the visibility timeout ends.
+    const sqs = new SQSClient({
+      region: LOCAL_REGION,
+      credentials: LOCAL_CREDENTIALS,
+      endpoint: stack.outputs.LocalSqsEndpoint,
+    });
+    await stack.waitFor(
+      'both orders in the DLQ',
+      async () => ((await queueDepth(sqs, stack.outputs.DeadLetterQueueUrl ?? '')) >= 2 ? true : undefined),
+      30_000,
+    );
+    sqs.destroy();
     const before = await archivedKeys();
     expect(before).toEqual(expect.arrayContaining([big, small, earlier]));
 
