@@ -117,9 +117,9 @@ const post = (event: Posted) =>
 beforeAll(async () => {
   stack = await startLocalStackProcess(
     {
-      // Short for the test; the leases move with it (10 s, the functions' timeouts to 9 s), so an
+      // Short for the test; the leases move with it (6 s, the functions' timeouts to 5 s), so an
       // attempt can never outlive its lease however slow the machine (docs/rules.md, "Leases and timeouts").
-      LOCAL_VISIBILITY_TIMEOUT_SECONDS: '10',
+      LOCAL_VISIBILITY_TIMEOUT_SECONDS: '6',
       MAX_RECEIVE_COUNT: '3',
       // Three failures each: the third one marks the claim FAILED and SQS dead-letters the message;
       // after that the fault is used up, as if the handler bug had been fixed.
@@ -473,7 +473,7 @@ describe('webhooks CLI on the local stack', () => {
     const slow = delivery('slowredrive');
     await postToDlq(slow);
 
-    // Its first attempt after the redrive fails; the retry waits out the 2 s visibility timeout.
+    // Its first attempt after the redrive fails; the retry waits out the 6 s visibility timeout.
     const redrive = await webhooks('dlq', 'redrive', '--wait', '1');
     expect(redrive.code, redrive.stderr).toBe(3);
     expect(redrive.stdout).toContain('0 resumed, 0 not fully resumed, 0 failed again, 1 still pending');
