@@ -38,7 +38,7 @@ const waitFor = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs
 beforeAll(async () => {
   stack = await startLocalStackProcess({
     // Short for the test; the leases move with it (6 s, the functions' timeouts to 5 s, the effects'
-    // to 2 s), so an attempt can never outlive its lease however slow the machine (docs/rules.md,
+    // to 1 s), so an attempt can never outlive its lease however slow the machine (docs/rules.md,
     // "Leases and timeouts").
     LOCAL_VISIBILITY_TIMEOUT_SECONDS: '6',
     MAX_RECEIVE_COUNT: '3',
@@ -234,8 +234,8 @@ describe('npm start: the local stack end to end', () => {
       fetch(`${outputs.LocalEffectsUrl}/_faults/mailer`, { method: 'PUT', body: JSON.stringify(fault) });
 
     it('a mailer that sends, then answers after the adapter gave up: one receipt, reported in doubt', async () => {
-      // The local effect timeout here is 2 s (6 s lease, 5 s processor timeout): the mailer answers at 3.5 s.
-      expect((await mailerFault({ kind: 'slow', delayMs: 3_500 })).status).toBe(200);
+      // The local effect timeout here is 1 s (6 s lease, 5 s processor timeout): the mailer answers at 2.5 s.
+      expect((await mailerFault({ kind: 'slow', delayMs: 2_500 })).status).toBe(200);
       const { body, key } = succeeded('pi_e2e_slowmailer', 'evt_e2e_slowmailer');
       expect((await post('stripe', body, stripeHeaders(body))).status).toBe(200);
       const done = await settled(key);
@@ -244,13 +244,13 @@ describe('npm start: the local stack end to end', () => {
         unresumedEffects: ['receipt'],
         processingAttempts: 1,
       });
-      expect(done.unresumedReason).toMatch(/mailer did not answer within 2000 ms: it may have acted/);
+      expect(done.unresumedReason).toMatch(/mailer did not answer within 1000 ms: it may have acted/);
       // Longer than the visibility timeout: no redelivery sends a second receipt.
       await new Promise((resolve) => setTimeout(resolve, 7_000));
       expect((await effectsFor('pi_e2e_slowmailer')).map((e) => e.service)).toEqual(['ledger', 'mailer']);
       const { stdout } = await inspect(key);
       expect(stdout).toMatch(/in doubt +receipt: may have acted, not run again/);
-      expect(stdout).toContain('mailer did not answer within 2000 ms');
+      expect(stdout).toContain('mailer did not answer within 1000 ms');
     }, 60_000);
 
     it('a worker stopped between the receipt and its marker: the retry does not send it again', async () => {

@@ -25,11 +25,11 @@ beforeAll(async () => {
       LOCAL_SWEEP_INTERVAL_SECONDS: '1',
       SWEEP_RECEIVED_GRACE_SECONDS: '2',
       // Longer than the visibility timeout (the construct's rule, checked locally too).
-      SWEEP_PROCESSING_GRACE_SECONDS: '5',
+      SWEEP_PROCESSING_GRACE_SECONDS: '7',
       SWEEP_ENQUEUED_STALE_SECONDS: '6',
-      // The shortest local lease: the functions run with a 3 s timeout.
-      LOCAL_VISIBILITY_TIMEOUT_SECONDS: '4',
-      CLAIM_LEASE_SECONDS: '4',
+      // The shortest local lease: the functions run with a 5 s timeout.
+      LOCAL_VISIBILITY_TIMEOUT_SECONDS: '6',
+      CLAIM_LEASE_SECONDS: '6',
       MAX_RECEIVE_COUNT: '1',
       FAULT_POINTS: [
         'receiver.afterPayloadStored@swstored:1',

@@ -36,7 +36,7 @@ describe('npm start with timing knobs that break a rule', () => {
     const failure = await npmStart({ CLAIM_LEASE_SECONDS: '3' });
     expect(failure?.code).toBe(1);
     expect(failure?.stderr?.trim()).toMatch(
-      /^npm start: CLAIM_LEASE_SECONDS \(3 s\) is too short for a local lease: at least 4 s, so the lease outlives its function's timeout/,
+      /^npm start: CLAIM_LEASE_SECONDS \(3 s\) is too short for a local lease: at least 6 s, so the lease outlives its function's timeout/,
     );
   });
 });

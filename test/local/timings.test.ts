@@ -68,13 +68,16 @@ describe('local timings', () => {
 
   it('refuses a lease too short to outlive a function that outlives an effect', () => {
     expect(() => localTimings(TEMPLATE, { claimLeaseSeconds: 3 })).toThrow(
-      /^CLAIM_LEASE_SECONDS \(3 s\) is too short for a local lease: at least 4 s/,
+      /^CLAIM_LEASE_SECONDS \(3 s\) is too short for a local lease: at least 6 s/,
     );
     expect(() => localTimings(TEMPLATE, { visibilityTimeoutSeconds: 2 })).toThrow(
-      /^LOCAL_VISIBILITY_TIMEOUT_SECONDS \(2 s\) is too short for a local lease: at least 4 s/,
+      /^LOCAL_VISIBILITY_TIMEOUT_SECONDS \(2 s\) is too short for a local lease: at least 6 s/,
     );
-    expect(localTimings(TEMPLATE, { claimLeaseSeconds: 4, visibilityTimeoutSeconds: 4 })).toMatchObject({
-      processorTimeoutSeconds: 3,
+    expect(() => localTimings(TEMPLATE, { claimLeaseSeconds: 5, visibilityTimeoutSeconds: 5 })).toThrow(
+      /at least 6 s/,
+    );
+    expect(localTimings(TEMPLATE, { claimLeaseSeconds: 6, visibilityTimeoutSeconds: 6 })).toMatchObject({
+      processorTimeoutSeconds: 5,
     });
   });
 
@@ -94,10 +97,10 @@ describe('local timings', () => {
     );
   });
 
-  it('gives each effect a timeout of at most half the processor timeout', () => {
+  it('gives each effect a timeout of at most a third of the processor timeout', () => {
     expect(localEffectTimeoutSeconds(5_000, 30)).toBe(5);
-    expect(localEffectTimeoutSeconds(5_000, 9)).toBe(4);
-    expect(localEffectTimeoutSeconds(5_000, 5)).toBe(2);
+    expect(localEffectTimeoutSeconds(5_000, 9)).toBe(3);
+    expect(localEffectTimeoutSeconds(5_000, 5)).toBe(1);
     expect(localEffectTimeoutSeconds(5_000, 3)).toBe(1);
     // The result keeps the rule: shorter than the invocation by more than the margin.
     for (const processor of [3, 4, 5, 9, 30]) {
