@@ -6,7 +6,8 @@
  * `--events` signed payments (with duplicates), and counts ledger postings, receipts and claims in
  * doubt. Exits 1 when any run doubled an effect or left a claim not DONE.
  *
- *   npm run bench:lease -- --runs 5 --lease 4 --events 400
+ *   npm run bench:lease -- --runs 5 --lease 6 --events 400
+ *   npm run bench:lease -- --runs 1 --lease 6 --mailer-delay 2500   (every receipt answered late)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +22,8 @@ const { values } = parseArgs({
     lease: { type: 'string', default: '4' },
     events: { type: 'string', default: '400' },
     concurrency: { type: 'string', default: '32' },
+    /** The mailer acts, then answers this late (ms), on every call (the effects sink's `slow` fault). */
+    'mailer-delay': { type: 'string', default: '0' },
   },
   strict: true,
 });
@@ -33,6 +36,9 @@ const runs = positive('runs', values.runs);
 const lease = positive('lease', values.lease);
 const events = positive('events', values.events);
 const concurrency = positive('concurrency', values.concurrency);
+const mailerDelayMs = Number(values['mailer-delay']);
+if (!Number.isInteger(mailerDelayMs) || mailerDelayMs < 0)
+  throw new Error('--mailer-delay must be a non-negative integer (ms)');
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 async function main(): Promise<number> {
@@ -46,6 +52,14 @@ async function main(): Promise<number> {
         knobs: { CLAIM_LEASE_SECONDS: String(lease), LOCAL_VISIBILITY_TIMEOUT_SECONDS: String(lease) },
       });
       try {
+        if (mailerDelayMs > 0) {
+          const answer = await fetch(`${stack.outputs.LocalEffectsUrl}/_faults/mailer`, {
+            method: 'PUT',
+            body: JSON.stringify({ kind: 'slow', delayMs: mailerDelayMs, count: '*' }),
+          });
+          if (!answer.ok)
+            throw new Error(`the effects sink refused the mailer fault: ${await answer.text()}`);
+        }
         const result = await runLoad(stack, {
           events,
           duplicates: 0.1,
@@ -59,7 +73,7 @@ async function main(): Promise<number> {
         const ok = e.doubled === 0 && result.claims.done === events;
         if (!ok) failed++;
         process.stdout.write(
-          `run ${run}/${runs} (lease ${lease} s): ${events} payments, ${e.ledgerPostings} ledger postings (+${e.ledgerReplays} replays), ${e.receipts} receipts; doubled ${e.doubled}, lost ${e.lost}, in doubt ${result.claims.inDoubt}; DONE ${result.claims.done}/${events}, DLQ ${result.deadLetterMessages} ${ok ? 'ok' : 'FAILED'}\n`,
+          `run ${run}/${runs} (lease ${lease} s${mailerDelayMs ? `, mailer answers after ${mailerDelayMs} ms` : ''}): ${events} payments, ${e.ledgerPostings} ledger postings (+${e.ledgerReplays} replays), ${e.receipts} receipts; doubled ${e.doubled}, lost ${e.lost}, in doubt ${result.claims.inDoubt}; DONE ${result.claims.done}/${events}, DLQ ${result.deadLetterMessages} ${ok ? 'ok' : 'FAILED'}\n`,
         );
         if (e.examples.length > 0) process.stdout.write(`  ${e.examples.join('\n  ')}\n`);
       } finally {
