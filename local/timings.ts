@@ -9,20 +9,18 @@
  * value no move can fix is refused in one line that names the rule.
  */
 import { ConfigError, type Env } from '../lambdas/shared/settings.js';
-import { EFFECT_MARGIN_MS, type TimingNames, timingProblems } from '../lambdas/shared/timing-rules.js';
+import {
+  EFFECT_MARGIN_MS,
+  type TimingNames,
+  type Timings,
+  timingProblems,
+} from '../lambdas/shared/timing-rules.js';
 import * as sweeperSettings from '../lambdas/sweeper/settings.js';
 import { loadLocalStackKnobs } from './settings.js';
 import { type CfnTemplate, resourcesOfType } from './template.js';
 
-/** What the synthesized template says. */
-export interface TemplateTimings {
-  readonly receiverTimeoutSeconds?: number;
-  readonly receiverLeaseSeconds?: number;
-  readonly processorTimeoutSeconds?: number;
-  readonly processingLeaseSeconds?: number;
-  readonly visibilityTimeoutSeconds?: number;
-  readonly sweepProcessingGraceSeconds?: number;
-}
+/** What the synthesized template says (the effects' timeouts are moved one by one: localEffectTimeoutSeconds). */
+export type TemplateTimings = Omit<Timings, 'effectTimeoutsMs'>;
 
 /** The knobs of a local run (undefined: the template's value). */
 export interface TimingKnobs {

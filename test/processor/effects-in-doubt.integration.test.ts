@@ -224,6 +224,17 @@ describe('processor: the step marker after an effect that may act twice', () => 
   });
 });
 
+/** Worker B takes the processing lease on `key` at `clock()`, as a redelivered copy's worker would. */
+function takeOverAsWorkerB(key: string, clock: () => number) {
+  const ttl = Math.floor(clock() / 1000) + 3600;
+  return h.processorDeps.claims.beginProcessing(
+    { pk: key, provider: 'stripe', account: 'platform', eventId: 'x', eventType: 'x', expiresAt: ttl },
+    { token: 'worker-b', expiresAt: clock() + 10_000, owner: 'processor' },
+    clock(),
+    ttl,
+  );
+}
+
 describe('processor: effects inside the lease', () => {
   // Guards the lease renewal in ProcessingClaims.beginEffect: without it, another worker takes the
   // claim over while the receipt is being sent.
@@ -231,7 +242,7 @@ describe('processor: effects inside the lease', () => {
     h = await createPipelineHarness({ leaseSeconds: 10 });
     let offset = 0;
     const clock = () => Date.now() + offset;
-    let takeover: Awaited<ReturnType<typeof h.processorDeps.claims.beginProcessing>> | undefined;
+    let takeover: Awaited<ReturnType<typeof takeOverAsWorkerB>> | undefined;
     let leaseDuringCall: number | undefined;
     const key = await deliverPayment('pi_lease_renewed');
     const slowPlan: Applier = {
@@ -245,19 +256,7 @@ describe('processor: effects inside the lease', () => {
           leaseDuringCall = (await h.receiver.claim(key))?.leaseExpiresAt;
           // 12 s after the lease write: the first lease has run out, the renewed one has not.
           offset += 4_000;
-          takeover = await h.processorDeps.claims.beginProcessing(
-            {
-              pk: key,
-              provider: 'stripe',
-              account: 'platform',
-              eventId: 'x',
-              eventType: 'x',
-              expiresAt: Math.floor(clock() / 1000) + 3600,
-            },
-            { token: 'worker-b', expiresAt: clock() + 10_000, owner: 'processor' },
-            clock(),
-            Math.floor(clock() / 1000) + 3600,
-          );
+          takeover = await takeOverAsWorkerB(key, clock);
         },
       },
     };
@@ -283,23 +282,11 @@ describe('processor: effects inside the lease', () => {
     const key = await deliverPayment('pi_taken_before_call');
     const message = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
     const claims = h.processorDeps.claims;
-    let takeover: Awaited<ReturnType<typeof claims.beginProcessing>> | undefined;
+    let takeover: Awaited<ReturnType<typeof takeOverAsWorkerB>> | undefined;
     // Between A's state commit and its receipt, A stalls past its lease and B takes the claim.
     const stallThenTakeOver = async () => {
       offset += 11_000;
-      takeover = await claims.beginProcessing(
-        {
-          pk: key,
-          provider: 'stripe',
-          account: 'platform',
-          eventId: 'x',
-          eventType: 'x',
-          expiresAt: Math.floor(clock() / 1000) + 3600,
-        },
-        { token: 'worker-b', expiresAt: clock() + 10_000, owner: 'processor' },
-        clock(),
-        Math.floor(clock() / 1000) + 3600,
-      );
+      takeover = await takeOverAsWorkerB(key, clock);
     };
     const workerA = Object.create(claims) as typeof claims;
     workerA.beginEffect = async (...args) => {
