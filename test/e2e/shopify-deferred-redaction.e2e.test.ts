@@ -29,11 +29,11 @@ let s3: S3Client;
 beforeAll(async () => {
   stack = await startLocalStackProcess(
     {
-      // The leases move down with it (5 s; the functions run with 4 s): docs/rules.md, "Leases and timeouts".
-      LOCAL_VISIBILITY_TIMEOUT_SECONDS: '5',
+      // The leases move down with it (6 s, the shortest local lease; the functions run with 5 s): docs/rules.md, "Leases and timeouts".
+      LOCAL_VISIBILITY_TIMEOUT_SECONDS: '6',
       MAX_RECEIVE_COUNT: String(MAX_RECEIVE_COUNT),
       FAULT_POINTS: [
-        // Fails five attempts (about 25 seconds at a 5 s visibility timeout), then succeeds.
+        // Fails five attempts (about 30 seconds at a 6 s visibility timeout), then succeeds.
         `processor.afterClaim@w-failing-big:${MAX_RECEIVE_COUNT - 1}`,
         // Fail every attempt SQS makes: the messages go to the DLQ, the claims end FAILED.
         `processor.afterClaim@w-dlq-big:${MAX_RECEIVE_COUNT}`,
