@@ -142,6 +142,41 @@ export async function peekMessageBody(client: SQSClient, queueUrl: string): Prom
 
 export { queueDepth } from '../../local/sqs-poller.js';
 
+/**
+ * The queue's depth (waiting + in flight) once every message sent to it is counted. The SQS
+ * emulator counts a message only after a timer of its own fires, holding it as delayed until then
+ * even on a queue without delay; under load that timer lags the send's answer, and a depth read at
+ * once came out 5 for 6 messages sent (issue 31). So: poll until no message is delayed, then read.
+ */
+export async function settledQueueDepth(
+  client: SQSClient,
+  queueUrl: string,
+  timeoutMs = 5_000,
+): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { Attributes: counts = {} } = await client.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        AttributeNames: [
+          'ApproximateNumberOfMessages',
+          'ApproximateNumberOfMessagesNotVisible',
+          'ApproximateNumberOfMessagesDelayed',
+        ],
+      }),
+    );
+    const delayed = Number(counts.ApproximateNumberOfMessagesDelayed ?? 0);
+    if (delayed === 0)
+      return (
+        Number(counts.ApproximateNumberOfMessages ?? 0) +
+        Number(counts.ApproximateNumberOfMessagesNotVisible ?? 0)
+      );
+    if (Date.now() > deadline)
+      throw new Error(`${queueUrl} still holds ${delayed} delayed message(s) after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 export function s3Client(): S3Client {
   return new S3Client({
     endpoint: inject('s3Endpoint'),

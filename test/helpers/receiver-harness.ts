@@ -26,10 +26,10 @@ import {
   documentClient,
   dynamoClient,
   getItem,
-  queueDepth,
   receiveAll,
   s3Client,
   scanAll,
+  settledQueueDepth,
   sqsClient,
 } from './aws.js';
 import { TEST_SECRETS } from './signing.js';
@@ -65,6 +65,7 @@ export interface ReceiverHarness {
   claims(): Promise<ClaimRecord[]>;
   /** Receives (and hides) every message currently on the queue, parsed. */
   drain(): Promise<QueueMessage[]>;
+  /** Messages waiting or in flight, once the emulator has counted every one sent (settledQueueDepth). */
   depth(): Promise<number>;
 }
 
@@ -146,6 +147,6 @@ export async function createReceiverHarness(
     claims: async () => (await scanAll(doc, tableName)) as unknown as ClaimRecord[],
     drain: async () =>
       (await receiveAll(sqs, queueUrl)).map((m) => JSON.parse(m.Body ?? '{}') as QueueMessage),
-    depth: () => queueDepth(sqs, queueUrl),
+    depth: () => settledQueueDepth(sqs, queueUrl),
   };
 }

@@ -346,15 +346,63 @@ describe('githubProvider.extract', () => {
     });
   });
 
-  it('never throws on garbage bodies', () => {
-    for (const contentType of ['application/json', 'application/x-www-form-urlencoded']) {
-      for (const body of GARBAGE_BODIES) {
-        const result = githubProvider.extract(
-          request(deliveryHeaders({ 'content-type': contentType }), body),
-        );
-        expect(typeof result.ok).toBe('boolean');
-      }
-    }
+  describe('garbage bodies', () => {
+    /**
+     * The garbage bodies that are JSON objects (after a UTF-8 BOM, which decoding drops); every other
+     * one is not JSON, or JSON but not an object. None names a repository, installation or organization.
+     */
+    const OBJECT_BODIES = new Set([
+      '{"id":1e400,"type":1e400,"event":1e400,"created":1e400,"updated_at":1e400}',
+      '{"id":123456789012345678901234567890,"data":{"id":123456789012345678901234567890}}',
+      '{"id":null,"type":null,"data":null,"account":null,"repository":null,"payment":null}',
+      '{"__proto__":{"id":"x"},"constructor":{"id":"y"},"event":"CONSTRUCTOR_X"}',
+      '{"id":"evt_1","type":"t","data":"not an object","related_object":[1],"created":"soon"}',
+      `{"id":"${'a'.repeat(100_000)}"}`,
+      '\uFEFF{}',
+    ]);
+    const isObjectBody = (body: Buffer) => OBJECT_BODIES.has(body.toString('utf8'));
+    const notAnObject = { ok: false, reason: 'invalid_json', detail: 'body is not a JSON object' };
+    const extract = (body: Buffer, headers: Record<string, string | undefined>) =>
+      githubProvider.extract(request(headers, body));
+
+    it('lists only bodies the garbage set holds (so this table cannot go stale unseen)', () => {
+      const garbage = new Set(GARBAGE_BODIES.map((body) => body.toString('utf8')));
+      expect([...OBJECT_BODIES].filter((body) => !garbage.has(body))).toEqual([]);
+    });
+
+    it('answers invalid_json for each that is not a JSON object', () => {
+      const others = GARBAGE_BODIES.filter((body) => !isObjectBody(body));
+      expect(others.length).toBe(GARBAGE_BODIES.length - OBJECT_BODIES.size);
+      for (const body of others) expect(extract(body, deliveryHeaders())).toEqual(notAnObject);
+    });
+
+    it('answers scope_mismatch for a JSON object a repository hook delivered without that repository', () => {
+      for (const body of GARBAGE_BODIES.filter(isObjectBody))
+        expect(extract(body, deliveryHeaders())).toEqual({ ok: false, reason: 'scope_mismatch' });
+    });
+
+    it('reads a JSON object with no hook-target headers into the default account, with no object', () => {
+      const headers = deliveryHeaders({
+        'x-github-hook-installation-target-id': undefined,
+        'x-github-hook-installation-target-type': undefined,
+      });
+      for (const body of GARBAGE_BODIES.filter(isObjectBody))
+        expect(extract(body, headers)).toEqual({
+          ok: true,
+          event: {
+            eventId: '72d3162e-cc78-11e3-81ab-4c9367dc0958',
+            eventType: 'push',
+            account: 'default',
+            objectId: undefined,
+            objectKind: undefined,
+          },
+        });
+    });
+
+    it('answers invalid_json for every one posted as a form: none holds a payload field of JSON', () => {
+      const form = deliveryHeaders({ 'content-type': 'application/x-www-form-urlencoded' });
+      for (const body of GARBAGE_BODIES) expect(extract(body, form)).toEqual(notAnObject);
+    });
   });
 });
 

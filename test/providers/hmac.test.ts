@@ -181,6 +181,51 @@ describe('Standard Webhooks as an HMAC configuration ({id}.{timestamp}.{body}, b
   });
 });
 
+describe("a signed timestamp's tolerance, in both directions", () => {
+  // The partner example (examples/providers/partner.json): `{timestamp}.{body}`, 300 s tolerance.
+  // Until this test the future side was checked only by a 27 s e2e test; a verify that compared
+  // `now - timestamp` alone would accept a delivery signed for any time ahead.
+  const config = JSON.parse(
+    readFileSync(join(import.meta.dirname, '../../examples/providers/partner.json'), 'utf8'),
+  ) as HmacProviderConfig;
+  const provider = hmacProvider(config);
+  const NOW = 1_780_000_000;
+  const body = JSON.stringify({
+    id: 'evt_t',
+    type: 'invoice.paid',
+    account: 'acct_1',
+    data: { id: 'inv_t' },
+  });
+  const signedAt = (at: number) =>
+    request({ 'content-type': 'application/json', ...provider.dev.sign(body, 'partner-secret', at) }, body);
+  const verifyAt = (at: number, toleranceSeconds?: number) =>
+    provider.verify(signedAt(at), {
+      secrets: ['partner-secret'],
+      nowSeconds: NOW,
+      ...(toleranceSeconds === undefined ? {} : { toleranceSeconds }),
+    });
+  const refused = { ok: false, reason: 'timestamp_outside_tolerance' };
+
+  it('accepts a timestamp up to the tolerance ahead of or behind now, and refuses one a second more', () => {
+    expect(verifyAt(NOW)).toEqual({ ok: true });
+    expect(verifyAt(NOW + 300)).toEqual({ ok: true });
+    expect(verifyAt(NOW - 300)).toEqual({ ok: true });
+    expect(verifyAt(NOW + 301)).toEqual(refused);
+    expect(verifyAt(NOW - 301)).toEqual(refused);
+  });
+
+  it('refuses a far-future timestamp whose signature is valid', () => {
+    expect(verifyAt(NOW + 600)).toEqual(refused);
+    expect(verifyAt(NOW + 365 * 86_400)).toEqual(refused);
+  });
+
+  it("applies the receiver's tolerance setting in both directions when one is set", () => {
+    expect(verifyAt(NOW + 301, 600)).toEqual({ ok: true });
+    expect(verifyAt(NOW + 61, 60)).toEqual(refused);
+    expect(verifyAt(NOW - 61, 60)).toEqual(refused);
+  });
+});
+
 describe('its own samples and signing', () => {
   it.each([GITHUB, SHOPIFY, STANDARD])('signs a sample of $id that it verifies and reads', (config) => {
     const provider = hmacProvider(config);
