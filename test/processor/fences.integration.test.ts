@@ -92,15 +92,20 @@ function stallsWhilePlanning(point: StallPoint, failWith?: Error): ProcessorDeps
 
 /**
  * An applier whose only effect (so the last: its marker is DONE) stalls before it returns. The
- * effect is a plain call counted here; what it does twice is not what these tests are about.
+ * effect declares the ledger's adapter, which honours the idempotency key, so the worker that takes
+ * over runs it again (an effect that may act twice would be left in doubt instead: effects-in-doubt
+ * tests); it is counted here, and what it does twice is not what these tests are about.
  */
 function stallsInItsEffect(point: StallPoint, runs: string[], name: string): ProcessorDeps['appliers'] {
   const applier: Applier = {
     plan: async () => ({ effects: ['notify'], outcome: 'applied' }),
     effects: {
-      notify: async () => {
-        runs.push(name);
-        await point.stall();
+      notify: {
+        adapter: 'ledger',
+        run: async () => {
+          runs.push(name);
+          await point.stall();
+        },
       },
     },
   };
