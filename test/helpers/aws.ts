@@ -210,6 +210,30 @@ export async function bucketKeys(client: S3Client, bucket: string): Promise<stri
   return keys.sort();
 }
 
+/**
+ * Runs `fn` with `onCommand` called before each command the client sends (by its command name), then
+ * takes it off the client again; `onCommand` may throw, to fail that command as a server would.
+ */
+export async function withEachCommand<T>(
+  client: DynamoDBClient,
+  onCommand: (commandName: string) => void,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const name = uniqueName('each-command');
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      onCommand(context.commandName ?? '?');
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  try {
+    return await fn();
+  } finally {
+    client.middlewareStack.remove(name);
+  }
+}
+
 export function documentClient(client: DynamoDBClient): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
 }

@@ -24,6 +24,7 @@ import {
   dynamoClient,
   getItem,
   putItem,
+  withEachCommand,
 } from '../helpers/aws.js';
 
 const NOW = Date.parse('2026-12-04T12:00:00Z');
@@ -97,21 +98,14 @@ const cancelled = (code: string) =>
     CancellationReasons: [{ Code: code }, { Code: 'None' }],
   });
 
-async function withTransactionsCancelled(error: TransactionCanceledException, fn: () => Promise<void>) {
-  const name = 'cancel-transactions';
-  dynamo.middlewareStack.add(
-    (next, context) => async (args) => {
-      if (context.commandName === 'TransactWriteItemsCommand') throw error;
-      return next(args);
+const withTransactionsCancelled = (error: TransactionCanceledException, fn: () => Promise<void>) =>
+  withEachCommand(
+    dynamo,
+    (command) => {
+      if (command === 'TransactWriteItemsCommand') throw error;
     },
-    { step: 'initialize', name },
+    fn,
   );
-  try {
-    await fn();
-  } finally {
-    dynamo.middlewareStack.remove(name);
-  }
-}
 
 describe('readMark', () => {
   const at = order(100, 'evt_b');

@@ -16,7 +16,14 @@ import {
   newClaimRecord,
 } from '../../lambdas/store/claim.js';
 import { ProcessingClaims } from '../../lambdas/store/processing-claims.js';
-import { createClaimsTable, documentClient, dynamoClient, getItem, putItem } from '../helpers/aws.js';
+import {
+  createClaimsTable,
+  documentClient,
+  dynamoClient,
+  getItem,
+  putItem,
+  withEachCommand,
+} from '../helpers/aws.js';
 
 const NOW = Date.parse('2026-12-04T12:00:00Z');
 const NOW_S = Math.floor(NOW / 1000);
@@ -68,19 +75,7 @@ async function seed(
 /** The DynamoDB commands `fn` sends through the claims' client, by name. */
 async function commandsOf(fn: () => Promise<unknown>): Promise<string[]> {
   const names: string[] = [];
-  const name = 'record-commands';
-  dynamo.middlewareStack.add(
-    (next, context) => async (args) => {
-      names.push(context.commandName ?? '?');
-      return next(args);
-    },
-    { step: 'initialize', name },
-  );
-  try {
-    await fn();
-  } finally {
-    dynamo.middlewareStack.remove(name);
-  }
+  await withEachCommand(dynamo, (command) => names.push(command), fn);
   return names;
 }
 
