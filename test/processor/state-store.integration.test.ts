@@ -8,7 +8,9 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
+  MAX_ROW_KEY_BYTES,
   type ReadMark,
+  RowKeyError,
   readMark,
   StateStore,
   UnknownTableError,
@@ -165,6 +167,62 @@ describe('StateStore tables', () => {
     await expect(new StateStore(dynamo, {}).get('payments', 'x')).rejects.toThrow(
       'no business table "payments": the processor was given none (',
     );
+  });
+});
+
+describe('StateStore.get', () => {
+  // DynamoDB Local reads are always consistent, so no read here can show a stale row: the request
+  // itself is checked. An eventually consistent read could plan from a row a moment old, and the
+  // commit's read mark would then refuse every attempt until the replica caught up.
+  it('reads strongly consistent', async () => {
+    const inputs: Readonly<Record<string, unknown>>[] = [];
+    await withEachCommand(
+      dynamo,
+      (_command, input) => inputs.push(input),
+      () => state.get('payments', 'p'),
+    );
+    expect(inputs).toEqual([{ TableName: tables.payments, Key: { pk: 'p' }, ConsistentRead: true }]);
+  });
+});
+
+describe('StateStore row keys', () => {
+  // DynamoDB's own limit, inclusive: a key of exactly 2,048 bytes is stored, one more byte is not.
+  // The check runs before the call so the claim's lastError names the table and the size.
+  const longest = `${'k'.repeat(MAX_ROW_KEY_BYTES - 2)}é`; // 2,046 + 2 bytes
+  it('reads and writes a row keyed with exactly 2,048 bytes', async () => {
+    expect(Buffer.byteLength(longest)).toBe(2048);
+    expect(await state.get('payments', longest)).toBeUndefined();
+    await state.commit(
+      [write('payments', longest, order(100, 'evt_1'), { n: 1 })],
+      [],
+      await heldClaim(),
+      NOW,
+    );
+    expect(await state.get('payments', longest)).toMatchObject({ pk: longest, n: 1 });
+  });
+
+  it('refuses an empty key and one of 2,049 bytes before calling DynamoDB, naming the table and size', async () => {
+    const tooLong = `${longest}x`;
+    for (const [pk, message] of [
+      ['', 'payments row key is empty'],
+      [tooLong, /^payments row key is 2049 bytes, over DynamoDB's 2,048-byte limit \(starts "k{40}"\)$/],
+    ] as const) {
+      const sent: string[] = [];
+      await withEachCommand(
+        dynamo,
+        (command) => sent.push(command),
+        () => expect(state.get('payments', pk)).rejects.toThrow(message),
+      );
+      expect(sent).toEqual([]);
+      const error = await state
+        .commit([write('orders', pk, order(100, 'evt_1'), { n: 1 })], [], await heldClaim(), NOW)
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RowKeyError);
+      expect((error as Error).name).toBe('RowKeyError');
+      expect((error as Error).message).toMatch(
+        pk === '' ? 'orders row key is empty' : /^orders row key is 2049 bytes/,
+      );
+    }
   });
 });
 
