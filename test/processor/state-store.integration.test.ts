@@ -363,6 +363,17 @@ describe('StateStore.commit', () => {
     });
   });
 
+  it('throws a cancellation that gives no reasons as it is', async () => {
+    // The reasons list is optional in the SDK's type: an answer without it is neither a lost
+    // lease nor a write conflict, and must reach the retry as DynamoDB's own error.
+    const bare = new TransactionCanceledException({ message: 'Transaction cancelled', $metadata: {} });
+    await withTransactionsCancelled(bare, async () => {
+      await expect(
+        state.commit([write('payments', 'p', order(100, 'evt_1'), { n: 1 })], [], await heldClaim(), NOW),
+      ).rejects.toBe(bare);
+    });
+  });
+
   it('reports a transaction conflict with another writer as a write conflict, to plan again', async () => {
     await withTransactionsCancelled(cancelled('TransactionConflict'), async () => {
       await expect(
