@@ -6,15 +6,13 @@
  * archive object and runs again; a shop/redact empties the shop; a
  * compliance request with a bad HMAC gets 401 and changes nothing.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseArchive } from '../../lambdas/store/payload-archive.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.js';
-import { type LocalStackProcess, REPO_ROOT, startLocalStackProcess } from '../helpers/local-stack-process.js';
+import { type LocalStackProcess, startLocalStackProcess } from '../helpers/local-stack-process.js';
 import { shopifyHeaders } from '../helpers/signing.js';
 
 const SHOP = 'compliance-shop.myshopify.com';
@@ -95,19 +93,11 @@ async function objects(prefix: string): Promise<Map<string, string[]>> {
 }
 const archivedKeys = async () => [...(await objects('events/shopify/')).values()].flat();
 
-async function webhooks(...args: string[]) {
-  try {
-    const { stdout } = await promisify(execFile)('node', ['cli/webhooks.mjs', ...args], {
-      cwd: REPO_ROOT,
-      env: stack.env,
-      timeout: 30_000,
-    });
-    return { code: 0, stdout };
-  } catch (error) {
-    const e = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: e.code ?? -1, stdout: `${e.stdout ?? ''}${e.stderr ?? ''}` };
-  }
-}
+/** The CLI's exit code, and what it printed on stdout then stderr. */
+const webhooks = async (...args: string[]) => {
+  const { code, stdout, stderr } = await stack.webhooks(...args);
+  return { code, stdout: `${stdout}${stderr}` };
+};
 
 const alice = { id: 7001, email: 'alice@example.com', phone: '+15550007001' };
 const bob = { id: 7002, email: 'bob@example.com', phone: '+15550007002' };

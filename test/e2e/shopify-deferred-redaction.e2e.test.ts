@@ -7,8 +7,6 @@
  *   both are applied, then redacted (the claim-check object and every batch object holding them).
  * An order of the same customer that was DONE before the request is removed at once, as always.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -17,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseArchive } from '../../lambdas/store/payload-archive.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.js';
 import { queueDepth } from '../../local/sqs-poller.js';
-import { type LocalStackProcess, REPO_ROOT, startLocalStackProcess } from '../helpers/local-stack-process.js';
+import { type LocalStackProcess, startLocalStackProcess } from '../helpers/local-stack-process.js';
 import { shopifyHeaders } from '../helpers/signing.js';
 
 const SHOP = 'deferred-shop.myshopify.com';
@@ -117,19 +115,11 @@ async function archived(): Promise<Map<string, string[]>> {
 }
 const archivedKeys = async () => [...(await archived()).values()].flat();
 
-async function webhooks(...args: string[]) {
-  try {
-    const { stdout } = await promisify(execFile)('node', ['cli/webhooks.mjs', ...args], {
-      cwd: REPO_ROOT,
-      env: stack.env,
-      timeout: 60_000,
-    });
-    return { code: 0, stdout };
-  } catch (error) {
-    const e = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: e.code ?? -1, stdout: `${e.stdout ?? ''}${e.stderr ?? ''}` };
-  }
-}
+/** The CLI's exit code, and what it printed on stdout then stderr. */
+const webhooks = async (...args: string[]) => {
+  const { code, stdout, stderr } = await stack.webhooks(...args);
+  return { code, stdout: `${stdout}${stderr}` };
+};
 
 const auditLines = (requestId: string) =>
   stack

@@ -6,14 +6,12 @@
  * claims, a processor process dying holding its lease), with MAX_RECEIVE_COUNT=1 so SQS gives up
  * at once and only the sweeper can bring the events back.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.js';
 import { sampleDelivery } from '../../local/samples.js';
-import { type LocalStackProcess, REPO_ROOT, startLocalStackProcess } from '../helpers/local-stack-process.js';
+import { type LocalStackProcess, startLocalStackProcess } from '../helpers/local-stack-process.js';
 import { githubHeaders, TEST_SECRETS } from '../helpers/signing.js';
 
 let stack: LocalStackProcess;
@@ -85,19 +83,7 @@ const waitForStatus = (pk: string, status: string, timeoutMs = 45_000) =>
     timeoutMs,
   );
 
-async function webhooks(...args: string[]): Promise<{ code: number; stdout: string }> {
-  try {
-    const { stdout } = await promisify(execFile)('node', ['cli/webhooks.mjs', ...args], {
-      cwd: REPO_ROOT,
-      env: stack.env,
-      timeout: 30_000,
-    });
-    return { code: 0, stdout };
-  } catch (error) {
-    const e = error as { code?: number; stdout?: string };
-    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '' };
-  }
-}
+const webhooks = (...args: string[]) => stack.webhooks(...args);
 
 describe('npm start: the sweeper recovers stuck claims without a provider retry', () => {
   it('RECEIVED: applies a claim-checked push whose receiver answered 500 after storing the body', async () => {

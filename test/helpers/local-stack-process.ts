@@ -4,10 +4,11 @@
  * Shared by the end-to-end suites; bounded waits print the stack's log when they time out.
  */
 
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { BUILT_IN_PROVIDERS } from '../../lambdas/providers/index.js';
 import { TEST_SECRETS } from './signing.js';
 
@@ -25,6 +26,30 @@ export interface LocalStackProcess {
   /** Polls `probe` every 200 ms until it returns a value; throws with the stack's log on timeout. */
   waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs?: number): Promise<T>;
   stop(): Promise<void>;
+  /** Runs the repository's `webhooks` CLI against this stack, as a user's shell would; never throws. */
+  webhooks(...args: string[]): Promise<CliRun>;
+}
+
+/** What one run of the `webhooks` CLI printed, and its exit code (-1 when it did not exit by itself). */
+export interface CliRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `node cli/webhooks.mjs ARGS` from the repository with `env`, for at most a minute. */
+export async function runWebhooksCli(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<CliRun> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)('node', ['cli/webhooks.mjs', ...args], {
+      cwd: REPO_ROOT,
+      env,
+      timeout: 60_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code?: unknown; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
 }
 
 export async function startLocalStackProcess(
@@ -102,5 +127,6 @@ export async function startLocalStackProcess(
     log: () => log,
     waitFor,
     stop,
+    webhooks: (...args) => runWebhooksCli(env, args),
   };
 }
