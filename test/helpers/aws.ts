@@ -213,17 +213,17 @@ export async function bucketKeys(client: S3Client, bucket: string): Promise<stri
 /**
  * Runs `fn` with `onCommand` called before each command the client sends (its name and input, as
  * the caller built it), then takes it off the client again; `onCommand` may throw, to fail that
- * command as a server would.
+ * command as a server would, and the command waits for what it returns (another writer's write first).
  */
 export async function withEachCommand<T>(
   client: DynamoDBClient,
-  onCommand: (commandName: string, input: Readonly<Record<string, unknown>>) => void,
+  onCommand: (commandName: string, input: Readonly<Record<string, unknown>>) => unknown,
   fn: () => Promise<T>,
 ): Promise<T> {
   const name = uniqueName('each-command');
   client.middlewareStack.add(
     (next, context) => async (args) => {
-      onCommand(context.commandName ?? '?', (args.input ?? {}) as Record<string, unknown>);
+      await onCommand(context.commandName ?? '?', (args.input ?? {}) as Record<string, unknown>);
       return next(args);
     },
     { step: 'initialize', name },
