@@ -112,6 +112,23 @@ function stallsInItsEffect(point: StallPoint, runs: string[], name: string): Pro
   return { stripe: { 'payment_intent.*': applier } };
 }
 
+/**
+ * Worker B takes the claim over from a stalled worker (its clock past A's lease) and stalls while
+ * planning, holding the claim PROCESSING; `heldByB` is the claim as B holds it.
+ */
+async function takenOverWhilePlanning(message: string, receiveCount: number, key: string, log: ProcessorLog) {
+  const b = stallPoint();
+  const workerB = processMessage(
+    message,
+    receiveCount,
+    worker('worker-B', stallsWhilePlanning(b), log, pastTheLease),
+  );
+  await b.reached;
+  const heldByB = await h.receiver.claim(key);
+  expect(heldByB).toMatchObject({ status: ClaimStatus.Processing, leaseToken: 'worker-B' });
+  return { b, workerB, heldByB };
+}
+
 /** Delivers a Stripe payment through the receiver core and takes its queued message off the queue. */
 async function acceptedPayment(intentId: string) {
   const body = JSON.stringify(stripePaymentIntentEvent({ intentId }));
@@ -155,11 +172,7 @@ describe('the lease token fences a worker whose claim was taken over while the n
     const workerA = processMessage(message, 1, worker('worker-A', stallsWhilePlanning(a), log));
     await a.reached;
     // The redelivery goes to B, which takes the claim over and stalls while planning too.
-    const b = stallPoint();
-    const workerB = processMessage(message, 2, worker('worker-B', stallsWhilePlanning(b), log, pastTheLease));
-    await b.reached;
-    const heldByB = await h.receiver.claim(key);
-    expect(heldByB).toMatchObject({ status: ClaimStatus.Processing, leaseToken: 'worker-B' });
+    const { b, workerB, heldByB } = await takenOverWhilePlanning(message, 2, key, log);
 
     a.release();
     await expect(workerA).rejects.toBeInstanceOf(LeaseLostError);
@@ -244,11 +257,7 @@ describe('the lease token fences a worker whose claim was taken over while the n
       worker('worker-A', stallsWhilePlanning(a, failure), log),
     );
     await a.reached;
-    const b = stallPoint();
-    const workerB = processMessage(message, 1, worker('worker-B', stallsWhilePlanning(b), log, pastTheLease));
-    await b.reached;
-    const heldByB = await h.receiver.claim(key);
-    expect(heldByB).toMatchObject({ status: ClaimStatus.Processing, leaseToken: 'worker-B' });
+    const { b, workerB, heldByB } = await takenOverWhilePlanning(message, 1, key, log);
 
     a.release();
     await expect(workerA).rejects.toBe(failure);
