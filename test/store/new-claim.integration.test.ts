@@ -5,6 +5,7 @@
  * claim under a re-used key is replaced whole; a create whose response was lost is recognised by its
  * lease token, in both writes; any other error is thrown as it is.
  */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { type ClaimRecord, ClaimStatus } from '../../lambdas/store/claim.js';
 import { writeNewClaim } from '../../lambdas/store/new-claim.js';
@@ -114,6 +115,66 @@ describe('writeNewClaim', () => {
     expect(await writeNewClaimWithInterleaving(record, record)).toEqual({ created: true, claim: record });
     expect(await stored()).toEqual(record);
   });
+
+  it('skips attributes present but undefined (as `{ objectId: message.objectId }` builds them)', async () => {
+    const record = fresh('evt_1', 'worker-A');
+    const result = await writeNewClaim(doc, table, { ...record, objectId: undefined }, NOW);
+    expect(result).toEqual({ created: true, claim: record });
+    expect(await stored()).toEqual(record);
+  });
+
+  it('writes a record that sets every attribute of a window, with nothing to remove', async () => {
+    await putItem(doc, table, expired('evt_1'));
+    const record: ClaimRecord = {
+      ...fresh('evt_1', 'worker-B'),
+      enqueuedAt: new Date(NOW).toISOString(),
+      messageId: 'm-new',
+      lastError: 'e',
+      lastErrorAt: new Date(NOW).toISOString(),
+      outcome: 'applied',
+      completedAt: new Date(NOW).toISOString(),
+      failedAt: new Date(NOW).toISOString(),
+      processingStartedAt: new Date(NOW).toISOString(),
+      processingAttempts: 1,
+      lastStepAt: new Date(NOW).toISOString(),
+      replan: true,
+      objectId: 'pi_1',
+      stuckAt: new Date(NOW).toISOString(),
+      stuckReason: 'r',
+      sweeps: 1,
+      lastSweptAt: new Date(NOW).toISOString(),
+      sweepResend: true,
+    } as ClaimRecord;
+    const kept = {
+      ...record,
+      lastCompletedStep: 'state',
+      plannedEffects: ['ledger', 'receipt'],
+      effectAttempt: 'receipt',
+    };
+    expect(await writeNewClaim(doc, table, record, NOW)).toEqual({ created: true, claim: kept });
+    expect(await stored()).toEqual(kept);
+  });
+
+  // DynamoDB returns the item on every failed condition here (the item exists, or the condition
+  // could not fail); a failure without it is answered as "another live claim", never a TypeError.
+  it.each(['UpdateItemCommand', 'PutItemCommand'])(
+    'answers existing, unknown, to a failed condition that carries no item (%s)',
+    async (failing) => {
+      await putItem(doc, table, expired('evt_0'));
+      const result = await withEachCommand(
+        dynamo,
+        (command) => {
+          if (command === failing)
+            throw new ConditionalCheckFailedException({
+              message: 'The conditional request failed',
+              $metadata: {},
+            });
+        },
+        () => writeNewClaim(doc, table, fresh('evt_1', 'worker-B'), NOW),
+      );
+      expect(result).toEqual({ created: false, existing: undefined });
+    },
+  );
 
   it.each(['UpdateItemCommand', 'PutItemCommand'])(
     'throws an error other than a failed condition as it is (%s)',
