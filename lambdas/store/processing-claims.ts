@@ -95,6 +95,16 @@ const TAKEABLE_VALUES = {
   ':failed': ClaimStatus.Failed,
 } as const;
 
+/** `, archiveKey = <value>` for an update's SET clause with its value, or nothing without a key. */
+function archiveAssignment(
+  archiveKey: string | undefined,
+  value: string,
+): { readonly set: string; readonly values: Readonly<Record<string, string>> } {
+  return archiveKey
+    ? { set: `, archiveKey = ${value}`, values: { ':archiveKey': archiveKey } }
+    : { set: '', values: {} };
+}
+
 function isTakeable(claim: ClaimRecord, nowMs: number): boolean {
   return (
     claim.status === ClaimStatus.Received ||
@@ -127,8 +137,9 @@ export class ProcessingClaims extends ClaimsTable {
     archiveKey?: string,
   ): Promise<BeginProcessingResult> {
     // A claim that names an archive object already keeps it (a claim check's, an earlier attempt's).
-    const archive = archiveKey === undefined ? '' : ', archiveKey = if_not_exists(archiveKey, :archiveKey)';
-    for (let attempt = 0; ; attempt++) {
+    const archive = archiveAssignment(archiveKey, 'if_not_exists(archiveKey, :archiveKey)');
+    // At most one retry: with the claim's own later TTL, when it is takeable.
+    for (let retried = false; ; retried = true) {
       try {
         const result = await this.doc.send(
           new UpdateCommand({
@@ -137,7 +148,7 @@ export class ProcessingClaims extends ClaimsTable {
             UpdateExpression:
               // if_not_exists: a claim already in the index keeps its keys (no index write); a FAILED
               // one taken by a redrive comes back into it.
-              `SET #status = :processing, leaseToken = :token, leaseExpiresAt = :leaseUntil, leaseOwner = :owner, processingStartedAt = :now, expiresAt = :retainUntil, sweepShard = if_not_exists(sweepShard, :shard), sweepAt = if_not_exists(sweepAt, :leaseUntil)${archive} ADD processingAttempts :one`,
+              `SET #status = :processing, leaseToken = :token, leaseExpiresAt = :leaseUntil, leaseOwner = :owner, processingStartedAt = :now, expiresAt = :retainUntil, sweepShard = if_not_exists(sweepShard, :shard), sweepAt = if_not_exists(sweepAt, :leaseUntil)${archive.set} ADD processingAttempts :one`,
             ConditionExpression: `attribute_exists(pk) AND expiresAt > :nowS AND expiresAt <= :retainUntil AND ${TAKEABLE}`,
             ExpressionAttributeNames: { '#status': 'status' },
             ExpressionAttributeValues: {
@@ -152,7 +163,7 @@ export class ProcessingClaims extends ClaimsTable {
               ':nowS': seconds(nowMs),
               ':nowMs': nowMs,
               ':retainUntil': retainUntil,
-              ...(archiveKey === undefined ? {} : { ':archiveKey': archiveKey }),
+              ...archive.values,
             },
             ReturnValues: 'ALL_NEW',
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -169,7 +180,7 @@ export class ProcessingClaims extends ClaimsTable {
           return this.createProcessing({ ...claim, expiresAt: retainUntil }, lease, nowMs, archiveKey);
         if (existing.status === ClaimStatus.Done) return { kind: 'done', claim: existing };
         // Takeable, but its TTL is already later than ours: keep that one.
-        if (attempt === 0 && isTakeable(existing, nowMs) && existing.expiresAt > retainUntil) {
+        if (!retried && isTakeable(existing, nowMs) && existing.expiresAt > retainUntil) {
           retainUntil = existing.expiresAt;
           continue;
         }
@@ -224,7 +235,8 @@ export class ProcessingClaims extends ClaimsTable {
   /** The fenced update recording a completed step (and DONE, when `mark.done` is set). */
   stepUpdate(pk: string, leaseToken: string, mark: StepMark, nowMs: number): ClaimStepUpdate {
     const sets = ['lastCompletedStep = :step', 'lastStepAt = :now'];
-    const removes: string[] = [];
+    // Every step ends the effect call in progress, if any: its outcome is now recorded.
+    const removes: string[] = [EFFECT_ATTEMPT];
     const values: Record<string, unknown> = {
       ':step': mark.step,
       ':now': iso(nowMs),
@@ -260,8 +272,6 @@ export class ProcessingClaims extends ClaimsTable {
       values[':inDoubt'] = [mark.inDoubt.effect];
       values[':inDoubtReason'] = claimErrorText(mark.inDoubt.reason);
     }
-    // Every step ends the effect call in progress, if any: its outcome is now recorded.
-    removes.push(EFFECT_ATTEMPT);
     // A forced replay's request to plan again is answered by the state step.
     if (mark.step === 'state' || mark.done !== undefined) removes.push('replan');
     if (mark.done !== undefined) {
@@ -273,7 +283,7 @@ export class ProcessingClaims extends ClaimsTable {
     return {
       TableName: this.tableName,
       Key: { pk },
-      UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+      UpdateExpression: `SET ${sets.join(', ')} REMOVE ${removes.join(', ')}`,
       ConditionExpression: 'leaseToken = :token AND #status = :processing',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: values,
@@ -363,7 +373,7 @@ export class ProcessingClaims extends ClaimsTable {
     options: FailureOptions,
     change: { set: string; remove?: string; values: Record<string, unknown> },
   ): Promise<void> {
-    const archive = archiveKey ? ', archiveKey = :archiveKey' : '';
+    const archive = archiveAssignment(archiveKey, ':archiveKey');
     const removes = [
       ...(change.remove === undefined ? [] : [change.remove]),
       ...(options.effectNotPerformed ? [EFFECT_ATTEMPT] : []),
@@ -371,7 +381,7 @@ export class ProcessingClaims extends ClaimsTable {
     await this.fenced(pk, {
       TableName: this.tableName,
       Key: { pk },
-      UpdateExpression: `SET ${change.set}, lastError = :error, lastErrorAt = :now${archive}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+      UpdateExpression: `SET ${change.set}, lastError = :error, lastErrorAt = :now${archive.set}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
       ConditionExpression: 'leaseToken = :token AND #status = :processing',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
@@ -380,7 +390,7 @@ export class ProcessingClaims extends ClaimsTable {
         ':now': iso(nowMs),
         ':token': leaseToken,
         ':processing': ClaimStatus.Processing,
-        ...(archiveKey ? { ':archiveKey': archiveKey } : {}),
+        ...archive.values,
       },
     });
   }

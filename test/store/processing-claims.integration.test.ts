@@ -129,6 +129,34 @@ describe('ProcessingClaims.beginProcessing', () => {
     expect(await stored(claim.pk)).toEqual(held);
   });
 
+  // Guards `attempt === 0`: one retry with the stored TTL, not a loop. When the TTL moves again
+  // between the two writes (another writer raised it), the message is retried later instead.
+  it('retries a takeable claim with a later TTL once: busy when the TTL moved again before the retry', async () => {
+    const claim = newClaim();
+    await seed(claim, ClaimStatus.Enqueued, { leaseExpiresAt: NOW - 1, expiresAt: RETAIN + 100 });
+    const other = documentClient(dynamoClient());
+    let updates = 0;
+    let result: Awaited<ReturnType<ProcessingClaims['beginProcessing']>> | undefined;
+    await withEachCommand(
+      dynamo,
+      async (command) => {
+        if (command !== 'UpdateItemCommand') return;
+        updates += 1;
+        // Before each retry, the TTL is raised again by another writer.
+        if (updates > 1)
+          await putItem(other, table, { ...(await stored(claim.pk)), expiresAt: RETAIN + 100 * updates });
+      },
+      async () => {
+        result = await claims.beginProcessing(claim, workerLease(), NOW, RETAIN);
+      },
+    );
+    expect(updates).toBe(2);
+    expect(result).toMatchObject({
+      kind: 'busy',
+      claim: { status: ClaimStatus.Enqueued, expiresAt: RETAIN + 200 },
+    });
+  });
+
   it('answers claimed to its own update sent again after a lost response, counting one attempt', async () => {
     const claim = newClaim();
     await seed(claim, ClaimStatus.Enqueued, { leaseExpiresAt: NOW - 1, expiresAt: RETAIN });
