@@ -105,13 +105,9 @@ function archiveAssignment(
     : { set: '', values: {} };
 }
 
-function isTakeable(claim: ClaimRecord, nowMs: number): boolean {
-  return (
-    claim.status === ClaimStatus.Received ||
-    claim.status === ClaimStatus.Enqueued ||
-    claim.status === ClaimStatus.Failed ||
-    (claim.status === ClaimStatus.Processing && (claim.leaseExpiresAt ?? 0) <= nowMs)
-  );
+/** TAKEABLE, for a claim known not to be DONE: any status but PROCESSING, or a lease that ran out. */
+function isTakeableUnlessDone(claim: ClaimRecord, nowMs: number): boolean {
+  return claim.status !== ClaimStatus.Processing || (claim.leaseExpiresAt ?? 0) <= nowMs;
 }
 
 export class ProcessingClaims extends ClaimsTable {
@@ -179,9 +175,10 @@ export class ProcessingClaims extends ClaimsTable {
         if (existing === undefined || isExpired(existing, nowMs))
           return this.createProcessing({ ...claim, expiresAt: retainUntil }, lease, nowMs, archiveKey);
         if (existing.status === ClaimStatus.Done) return { kind: 'done', claim: existing };
-        // Takeable, but its TTL is already later than ours: keep that one.
-        if (!retried && isTakeable(existing, nowMs) && existing.expiresAt > retainUntil) {
-          retainUntil = existing.expiresAt;
+        // Takeable, so its TTL is already later than ours (the only other conjunct that can fail):
+        // keep that one, never lowering it.
+        if (!retried && isTakeableUnlessDone(existing, nowMs)) {
+          retainUntil = Math.max(retainUntil, existing.expiresAt);
           continue;
         }
         return { kind: 'busy', claim: existing };
@@ -197,7 +194,8 @@ export class ProcessingClaims extends ClaimsTable {
   ): Promise<BeginProcessingResult> {
     const record: ClaimRecord = {
       ...newClaimRecord(claim, lease, ClaimStatus.Processing, nowMs),
-      ...(archiveKey === undefined ? {} : { archiveKey }),
+      // Undefined when there is none: writeNewClaim writes no undefined attribute.
+      archiveKey,
       processingAttempts: 1,
       processingStartedAt: iso(nowMs),
     };
@@ -272,8 +270,9 @@ export class ProcessingClaims extends ClaimsTable {
       values[':inDoubt'] = [mark.inDoubt.effect];
       values[':inDoubtReason'] = claimErrorText(mark.inDoubt.reason);
     }
-    // A forced replay's request to plan again is answered by the state step.
-    if (mark.step === 'state' || mark.done !== undefined) removes.push('replan');
+    // A forced replay's request to plan again: every step is written after this attempt planned
+    // (the state step, or a resume that found the state committed), which answers it.
+    removes.push('replan');
     if (mark.done !== undefined) {
       sets.push('#status = :done', 'outcome = :outcome', 'completedAt = :now');
       values[':done'] = ClaimStatus.Done;

@@ -85,6 +85,8 @@ describe('ProcessingClaims.beginProcessing', () => {
   // retry (`attempt === 0 && isTakeable(...) && existing.expiresAt > retainUntil`) and isTakeable.
   it.each([
     ['RECEIVED, its receiver lease ended', ClaimStatus.Received, NOW - 1],
+    // The message exists, so the event is queued whatever the receiver's lease says.
+    ['RECEIVED, its receiver lease still running', ClaimStatus.Received, NOW + 10_000],
     ['ENQUEUED', ClaimStatus.Enqueued, NOW - 1],
     ['FAILED', ClaimStatus.Failed, NOW - 1],
     ['PROCESSING, its lease ending this very millisecond', ClaimStatus.Processing, NOW],
@@ -268,6 +270,37 @@ describe('ProcessingClaims step markers and failures', () => {
     await putItem(doc, table, { ...(await stored(pk)), replan: true });
     await claims.markStep(pk, 'worker-1', mark, NOW + 1);
     expect(await stored(pk)).not.toHaveProperty('replan');
+  });
+
+  // Guards the archive key on a step: the attempt that archived the payload after taking the claim
+  // records where with its next write.
+  it('records where the payload is with a step', async () => {
+    const pk = await held();
+    await claims.markStep(pk, 'worker-1', { step: 'state', archiveKey: 'events/z.json' }, NOW + 1);
+    expect(await stored(pk)).toMatchObject({ lastCompletedStep: 'state', archiveKey: 'events/z.json' });
+  });
+
+  // Guards how a failure's REMOVE list is joined: a refused call's record goes with the lease and the
+  // index entry, each attribute by its own name.
+  it('fails a claim whose recorded effect call was refused: the call record, the lease and the index entry go', async () => {
+    const pk = await held();
+    await claims.beginEffect(pk, 'worker-1', 'receipt', NOW + 1, NOW + 30_000);
+    expect(await stored(pk)).toMatchObject({ effectAttempt: 'receipt' });
+    await claims.failProcessing(pk, 'worker-1', 'HttpEffectError: 422', NOW + 2, RETAIN, undefined, {
+      effectNotPerformed: true,
+    });
+    const failed = await stored(pk);
+    expect(failed).toMatchObject({ status: ClaimStatus.Failed, lastError: 'HttpEffectError: 422' });
+    for (const gone of [
+      'effectAttempt',
+      'effectAttemptAt',
+      'leaseToken',
+      'leaseExpiresAt',
+      'leaseOwner',
+      'sweepShard',
+      'sweepAt',
+    ])
+      expect(failed).not.toHaveProperty(gone);
   });
 
   it('fails a claim holding no lease, out of the unfinished index, with why and where its payload is', async () => {
