@@ -5,13 +5,35 @@
  * so a test whose code runs in another process (`npm start`, the CLI as a child process, a CDK
  * bundle) runs the unmutated code whatever the mutant.
  */
+import { relative } from 'node:path';
 import { configDefaults, defineConfig, mergeConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import base from './vitest.config.js';
+
+/**
+ * Runs a mutant's test files quickest first (a file that failed on the last mutant before all).
+ * Vitest's own order runs the longest first, which suits parallel workers, but Stryker runs one
+ * file at a time and stops at the first failure: the pure unit tests ran after a hundred
+ * integration tests, about a minute per mutant they alone kill.
+ */
+class QuickestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const { cache, config } = this.ctx;
+    const results = (spec: TestSpecification) =>
+      cache.getFileTestResults(`${spec.project.name}:${relative(config.root, spec.moduleId)}`);
+    return [...files].sort((a, b) => {
+      const [ra, rb] = [results(a), results(b)];
+      const failedFirst = Number(rb?.failed ?? false) - Number(ra?.failed ?? false);
+      return failedFirst !== 0 ? failedFirst : (ra?.duration ?? 0) - (rb?.duration ?? 0);
+    });
+  }
+}
 
 export default mergeConfig(
   base,
   defineConfig({
     test: {
+      sequence: { sequencer: QuickestFirst },
       exclude: [
         ...configDefaults.exclude,
         // `npm start`, `npm pack`, the bench and the CLI binary: other processes.

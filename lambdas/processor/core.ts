@@ -139,8 +139,8 @@ export function parseEventMessage(body: string): QueueMessage {
   } catch {
     throw new PoisonMessageError('message body is not JSON');
   }
+  // A JSON value that is not an object has no `v`: `null` is the one that cannot be asked.
   if (
-    typeof message !== 'object' ||
     message === null ||
     message.v !== 1 ||
     typeof message.key !== 'string' ||
@@ -192,10 +192,11 @@ export function readEvent(message: EventMessage): ProcessingEvent {
   const { bodyFormat } = message;
   if (bodyFormat !== undefined && !isBodyFormat(bodyFormat))
     throw new PoisonMessageError(`message names unknown body format ${JSON.stringify(bodyFormat)}`);
+  // An undefined `bodyFormat` is the same as none: the provider reads the headers.
   const payload = provider.readPayload({
     headers: message.headers ?? {},
     rawBody: decodeBody(message),
-    ...(bodyFormat === undefined ? {} : { bodyFormat }),
+    bodyFormat,
   });
   if (payload === undefined)
     throw new PoisonMessageError(
@@ -219,8 +220,9 @@ const errorSummary = (error: unknown): string =>
 export interface ProcessOptions {
   /**
    * The archive object the runtime wrote for this message's batch, holding this event
-   * (./batch-archive.ts). Without it, an event that came with its body is archived in its own
-   * object. A rejection fails the attempt, as a failed archive PUT of its own would.
+   * (./batch-archive.ts; only with an archive, and never for a claim check, whose object is its
+   * archive). Without it, an event that came with its body is archived in its own object. A
+   * rejection fails the attempt, as a failed archive PUT of its own would.
    */
   readonly batchArchive?: Promise<string>;
   /**
@@ -247,12 +249,10 @@ export async function processMessage(
   // attempt below, with the claim told why.
   let batchArchiveKey: string | undefined;
   let archiveFailure: { error: unknown } | undefined;
-  if (deps.archive && options.batchArchive && !isClaimCheck(message)) {
-    try {
-      batchArchiveKey = await options.batchArchive;
-    } catch (error) {
-      archiveFailure = { error };
-    }
+  try {
+    batchArchiveKey = await options.batchArchive;
+  } catch (error) {
+    archiveFailure = { error };
   }
   deps.faultPoint?.('processor.beforeClaim', message.eventId);
   // The lease runs from its write, not from the message's arrival: waiting for the batch's archive
@@ -271,7 +271,7 @@ export async function processMessage(
     account: message.account,
     eventId: message.eventId,
     eventType: message.eventType,
-    ...(message.objectId === undefined ? {} : { objectId: message.objectId }),
+    objectId: message.objectId, // an undefined attribute is not written
     expiresAt: claimTtl,
   };
   const begun = await deps.claims.beginProcessing(claim, lease, leaseStart, claimTtl, batchArchiveKey);
@@ -389,7 +389,6 @@ function progressOf(claim: Pick<ClaimRecord, 'lastCompletedStep' | 'plannedEffec
 
 function effectOf(applier: Applier, name: string): EffectDefinition | { run: Effect } | undefined {
   const effect = applier.effects?.[name];
-  if (effect === undefined) return undefined;
   return typeof effect === 'function' ? { run: effect } : effect;
 }
 
@@ -400,18 +399,20 @@ function adapterOf(deps: ProcessorDeps, name: string): EffectAdapter | undefined
   return deps.effects !== undefined && Object.hasOwn(deps.effects, name) ? deps.effects[name] : undefined;
 }
 
+/** The configured adapter the effect declares: none for a bare function or an effect the applier lacks. */
+function declaredAdapter(applier: Applier, name: string, deps: ProcessorDeps): EffectAdapter | undefined {
+  const effect = effectOf(applier, name);
+  return effect !== undefined && 'adapter' in effect ? adapterOf(deps, effect.adapter) : undefined;
+}
+
 /** Whether running the effect again is harmless: its adapter honours the idempotency key. */
 function isRepeatSafe(applier: Applier, name: string, deps: ProcessorDeps): boolean {
-  const effect = effectOf(applier, name);
-  if (effect === undefined || !('adapter' in effect)) return false;
-  return adapterOf(deps, effect.adapter)?.honoursIdempotencyKey === true;
+  return declaredAdapter(applier, name, deps)?.honoursIdempotencyKey === true;
 }
 
 /** The adapter's bound on one call (ms), when the effect declares an adapter that has one. */
 function timeoutOf(applier: Applier, name: string, deps: ProcessorDeps): number | undefined {
-  const effect = effectOf(applier, name);
-  if (effect === undefined || !('adapter' in effect)) return undefined;
-  return adapterOf(deps, effect.adapter)?.timeoutMs;
+  return declaredAdapter(applier, name, deps)?.timeoutMs;
 }
 
 /** What one attempt carries besides the event and its claim. */
@@ -433,7 +434,6 @@ async function applyEvent(
   attempt: AttemptContext,
 ): Promise<ProcessingOutcome> {
   const clock = deps.clock ?? Date.now;
-  const archived = archiveKey === undefined ? {} : { archiveKey };
   // Shopify's compliance topics are the processor's own, before (and besides) any applier; repeat-safe.
   const compliance = progressOf(claim).stateDone ? undefined : complianceRequestOf(event);
   if (compliance !== undefined) {
@@ -469,7 +469,7 @@ async function applyEvent(
         step: 'state',
         plannedEffects: [],
         done: compliance === undefined ? 'unhandled' : 'applied',
-        ...archived,
+        archiveKey,
       },
       clock(),
     );
@@ -494,13 +494,14 @@ async function applyEvent(
     await deps.claims.markStep(
       event.key,
       lease.token,
-      { step: claim.lastCompletedStep ?? 'state', done: outcome, ...archived },
+      { step: claim.lastCompletedStep ?? 'state', done: outcome, archiveKey },
       clock(),
     );
     return outcome;
   }
-  // The archive key rides on the first claim write of an attempt that resumed after the state step.
-  let pendingArchive = archived;
+  // The archive key rides on the first claim write of an attempt that resumed after the state step
+  // (a step written without one leaves the claim's as it is).
+  let pendingArchiveKey = archiveKey;
   for (const [index, name] of effects.entries()) {
     const effect = effectOf(applier, name);
     if (!effect) throw new Error(`applier for ${event.eventType} planned effect "${name}" but defines none`);
@@ -520,11 +521,11 @@ async function applyEvent(
           step: name,
           inDoubt: { effect: name, reason },
           ...(last ? { done: outcome } : {}),
-          ...pendingArchive,
+          archiveKey: pendingArchiveKey,
         },
         clock(),
       );
-      pendingArchive = {};
+      pendingArchiveKey = undefined;
       attempt.unresumed.push(name);
     };
     // An earlier attempt recorded calling it and nothing after: the call may have acted.
@@ -563,10 +564,10 @@ async function applyEvent(
     await deps.claims.markStep(
       event.key,
       lease.token,
-      { step: name, ...(last ? { done: outcome } : {}), ...pendingArchive },
+      { step: name, ...(last ? { done: outcome } : {}), archiveKey: pendingArchiveKey },
       clock(),
     );
-    pendingArchive = {};
+    pendingArchiveKey = undefined;
     deps.faultPoint?.(effectFaultPoint('after', name), event.eventId);
   }
   return outcome;
@@ -657,7 +658,7 @@ async function commitState(
         step: progress.completed.at(-1) ?? 'state',
         plannedEffects: [...progress.completed, ...effects],
         writtenRows: writes.map((w) => `${w.table}:${w.pk}`),
-        ...(archiveKey === undefined ? {} : { archiveKey }),
+        archiveKey,
         ...(done ? { done: outcome } : {}),
       },
       clock(),
@@ -695,14 +696,13 @@ async function resumeFromRow(
   attempt: AttemptContext,
 ): Promise<Committed> {
   const clock = deps.clock ?? Date.now;
-  const archived = archiveKey === undefined ? {} : { archiveKey };
   if (progress.stateDone) {
     // A forced replay of an event whose claim kept its markers: nothing new to write or run.
     if (progress.remaining.length === 0) {
       await deps.claims.markStep(
         event.key,
         lease.token,
-        { step: progress.completed.at(-1) ?? 'state', done: 'applied', ...archived },
+        { step: progress.completed.at(-1) ?? 'state', done: 'applied', archiveKey },
         clock(),
       );
       return { done: true, outcome: 'applied' };
@@ -738,7 +738,7 @@ async function resumeFromRow(
       writtenRows: [`${own.table}:${own.pk}`],
       recoveredFrom: RECOVERED_FROM_BUSINESS_ROW,
       unresumedEffects: recorded === undefined ? ['unknown'] : unresumed,
-      ...archived,
+      archiveKey,
       ...(done ? { done: 'applied' } : {}),
     },
     clock(),

@@ -10,6 +10,8 @@ import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EXAMPLE_APPLIERS } from '../../examples/payments/appliers/index.js';
 import { applyCompliance, complianceRequestOf } from '../../lambdas/processor/compliance.js';
+import { processMessage } from '../../lambdas/processor/core.js';
+import { DeferredRedactionError } from '../../lambdas/processor/deferred-redaction.js';
 import type { Applier } from '../../lambdas/processor/types.js';
 import { ClaimStatus } from '../../lambdas/store/claim.js';
 import { S3ComplianceStore } from '../../lambdas/store/compliance-store.js';
@@ -18,7 +20,8 @@ import { RedactionClaims } from '../../lambdas/store/redaction-claims.js';
 import { SweepStore } from '../../lambdas/store/sweep-store.js';
 import { STUCK_SHARD } from '../../lambdas/store/unfinished-index.js';
 import { sweep } from '../../lambdas/sweeper/core.js';
-import { getObjectText } from '../helpers/aws.js';
+import { getObjectText, peekMessageBody, withEachCommand } from '../helpers/aws.js';
+import { recordingLog } from '../helpers/log.js';
 import {
   createPipelineHarness,
   type PipelineHarness,
@@ -181,6 +184,36 @@ describe('a redaction that meets an order not applied yet', () => {
     expect(await h.dlqMessages()).toBe(0);
   }, 30_000);
 
+  it('logs a failed deferred redaction as such, not as a failed attempt: the event stays DONE', async () => {
+    h = await pipeline({ faultPoints: 'compliance.afterDone:1' });
+    const key = await deliverOrder('w-log', 910005, true);
+    await redactErin();
+    const body = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+    const { log, lines } = recordingLog();
+
+    await expect(processMessage(body, 1, { ...h.processorDeps, log })).rejects.toBeInstanceOf(
+      DeferredRedactionError,
+    );
+    expect(lines.filter((line) => line.level !== 'info')).toEqual([
+      {
+        level: 'error',
+        message: 'the event is applied, but its deferred redaction failed; SQS will redeliver',
+        details: {
+          key,
+          eventId: 'w-log',
+          receiveCount: 1,
+          error: expect.stringMatching(
+            /^DeferredRedactionError: event .* is applied \(DONE\), but removing .*InjectedFaultError: injected fault at compliance\.afterDone/,
+          ),
+        },
+      },
+    ]);
+    expect(await h.receiver.claim(key)).toMatchObject({
+      status: ClaimStatus.Done,
+      redactionPendingBy: `shopify:${SHOP}:redact-erin`,
+    });
+  }, 30_000);
+
   it('is finished by the sweeper when that crash was on the last receive (the message is in the DLQ)', async () => {
     h = await pipeline({ maxReceiveCount: 1, faultPoints: 'compliance.afterDone:1' });
     const key = await deliverOrder('w-last', 910005, true);
@@ -243,5 +276,75 @@ describe('a redaction that meets an order not applied yet', () => {
       }),
     ]);
     expect((await h.receiver.claim(key))?.sweepShard).toBe(STUCK_SHARD);
+  }, 30_000);
+});
+
+describe('a Shopify order that no redaction waits for', () => {
+  it('costs a duplicate of the DONE order one claim write and no redaction read', async () => {
+    h = await pipeline();
+    const key = await deliverOrder('w-plain', 910009, false);
+    const body = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+    await h.drainQueue();
+    const log = { info: () => {}, warn: () => {}, error: () => {} };
+
+    const commands: string[] = [];
+    const result = await withEachCommand(
+      h.receiver.dynamo,
+      (name) => commands.push(name),
+      () => processMessage(body, 1, { ...h.processorDeps, log }),
+    );
+    expect(result).toMatchObject({ kind: 'already-done', key });
+    // The processing claim's conditional write answers DONE with the claim, which says no
+    // redaction is pending: nothing more is read.
+    expect(commands).toEqual(['UpdateItemCommand']);
+  }, 30_000);
+});
+
+describe('a redaction delivered through the pipeline', () => {
+  async function deliverRedaction(id: string) {
+    const body = JSON.stringify({ shop_id: 1, shop_domain: SHOP, customer: erin, orders_to_redact: [] });
+    const headers = shopifyHeaders(body, {
+      shop: SHOP,
+      webhookId: id,
+      eventId: id,
+      topic: 'customers/redact',
+    });
+    const result = await h.receiver.deliver('shopify', body, headers);
+    expect(result).toMatchObject({ statusCode: 200, outcome: 'accepted' });
+    return result.key ?? '';
+  }
+
+  it("removes the customer's applied orders from the archive and completes as applied", async () => {
+    h = await pipeline();
+    const key = await deliverOrder('w-applied', 910010, false);
+    await h.drainQueue();
+    expect(await holding(key)).toHaveLength(1);
+
+    const redaction = await deliverRedaction('redact-applied');
+    await h.drainQueue();
+    expect(await holding(key)).toEqual([]);
+    expect(await h.receiver.claim(redaction)).toMatchObject({ status: ClaimStatus.Done, outcome: 'applied' });
+  }, 30_000);
+
+  it('completes as applied, and logs that nothing is stored, when the stack keeps no archive', async () => {
+    h = await pipeline();
+    const redaction = await deliverRedaction('redact-no-archive');
+    const body = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+    const { log, lines } = recordingLog();
+    const { compliance: _compliance, archive: _archive, ...withoutArchive } = h.processorDeps;
+
+    await processMessage(body, 1, { ...withoutArchive, log });
+    expect(lines).toContainEqual({
+      level: 'info',
+      message: 'compliance request applied',
+      details: {
+        provider: 'shopify',
+        topic: 'customers/redact',
+        shop: SHOP,
+        key: redaction,
+        archive: 'off: nothing stored to redact or export',
+      },
+    });
+    expect(await h.receiver.claim(redaction)).toMatchObject({ status: ClaimStatus.Done, outcome: 'applied' });
   }, 30_000);
 });

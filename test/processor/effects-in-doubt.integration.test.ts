@@ -344,9 +344,19 @@ describe('processor: effects inside the lease', () => {
     expect(receipts()).toHaveLength(0);
     const released = await h.receiver.claim(key);
     expect(released?.effectAttempt).toBeUndefined();
-    expect(released?.lastError).toContain('effect receipt was not called');
+    expect(released?.lastError).toBe(
+      'EffectDeadlineError: effect receipt was not called: it may take 5000 ms and only 3000 ms are left before the processing lease or the invocation ends',
+    );
 
-    await processMessage(message, 2, deps, { remainingTimeMs: () => 25_000 });
+    // The ledger's call leaves less than the margin for the receipt: no time at all, still not called.
+    let calls = 0;
+    const none = await processMessage(message, 2, deps, {
+      remainingTimeMs: () => (calls++ === 0 ? 25_000 : 500),
+    }).catch((e: unknown) => e);
+    expect(String(none)).toContain('it may take 5000 ms and only 0 ms are left');
+    expect(receipts()).toHaveLength(0);
+
+    await processMessage(message, 3, deps, { remainingTimeMs: () => 25_000 });
     expect(receipts()).toHaveLength(1);
     expect((await h.receiver.claim(key))?.unresumedEffects).toBeUndefined();
   });

@@ -20,6 +20,7 @@ import { ClaimStatus } from '../../lambdas/store/claim.js';
 import { LeaseLostError } from '../../lambdas/store/processing-claims.js';
 import { receiveAll } from '../helpers/aws.js';
 import { stripePaymentIntentEvent } from '../helpers/events.js';
+import { type LogLine, recordingLog } from '../helpers/log.js';
 import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline-harness.js';
 import { stripeHeaders } from '../helpers/signing.js';
 
@@ -33,18 +34,13 @@ afterEach(async () => {
   await h?.stop();
 });
 
-interface LogLine {
-  readonly message: string;
-  readonly details: Record<string, unknown>;
-}
-
-function recordingLog(): ProcessorLog & { readonly warnings: LogLine[] } {
-  const warnings: LogLine[] = [];
+/** A recording log whose warnings (message and details) the tests read. */
+function warningLog(): ProcessorLog & { readonly warnings: () => Omit<LogLine, 'level'>[] } {
+  const { log, lines } = recordingLog();
   return {
-    warnings,
-    info: () => {},
-    warn: (message, details) => warnings.push({ message, details }),
-    error: () => {},
+    ...log,
+    warnings: () =>
+      lines.filter((l) => l.level === 'warn').map(({ message, details }) => ({ message, details })),
   };
 }
 
@@ -165,7 +161,7 @@ describe('the lease token fences a worker whose claim was taken over while the n
   it("refuses A's state commit: no row, no effect, B's claim untouched; B then applies the event once", async () => {
     h = await createPipelineHarness({ leaseSeconds: LEASE_SECONDS });
     const { key, message } = await acceptedPayment('pi_fence_state');
-    const log = recordingLog();
+    const log = warningLog();
 
     // A takes the claim, reads the row, and stalls while planning, past its lease.
     const a = stallPoint();
@@ -179,8 +175,8 @@ describe('the lease token fences a worker whose claim was taken over while the n
     expect(await h.row('payments', paymentRowKey('platform', 'pi_fence_state'))).toBeUndefined();
     expect(await h.receiver.claim(key)).toEqual(heldByB);
     expect(h.sink.entries()).toEqual([]);
-    expect(log.warnings.map((w) => w.message)).toEqual([
-      'processing lease was taken over; leaving the event to its new holder',
+    expect(log.warnings()).toEqual([
+      { message: 'processing lease was taken over; leaving the event to its new holder', details: { key } },
     ]);
 
     b.release();
@@ -201,7 +197,7 @@ describe('the lease token fences a worker whose claim was taken over while the n
   it("refuses A's step marker after its effect: the claim stays B's, and B marks it DONE", async () => {
     h = await createPipelineHarness({ leaseSeconds: LEASE_SECONDS });
     const { key, message } = await acceptedPayment('pi_fence_marker');
-    const log = recordingLog();
+    const log = warningLog();
     const runs: string[] = [];
 
     // A commits its state step, then stalls inside its (only, so last) effect, past its lease.
@@ -247,7 +243,7 @@ describe('the lease token fences a worker whose claim was taken over while the n
   ])("refuses A's failure record when A %s the claim B holds", async (_what, receiveCount) => {
     h = await createPipelineHarness({ leaseSeconds: LEASE_SECONDS, maxReceiveCount: 3 });
     const { key, message } = await acceptedPayment(`pi_fence_failure_${receiveCount}`);
-    const log = recordingLog();
+    const log = warningLog();
 
     const a = stallPoint();
     const failure = new Error('the ERP timed out');
@@ -263,7 +259,7 @@ describe('the lease token fences a worker whose claim was taken over while the n
     await expect(workerA).rejects.toBe(failure);
     expect(await h.receiver.claim(key)).toEqual(heldByB);
     // The operator is told why A's failure is not on the claim.
-    expect(log.warnings).toEqual([
+    expect(log.warnings()).toEqual([
       {
         message: 'could not record the failure on the claim',
         details: { key, error: `LeaseLostError: processing lease on ${key} is no longer ours` },
@@ -377,7 +373,7 @@ describe("the claim's TTL follows every processing attempt", () => {
 
     // The attempt fails after its state step (the ledger is down): SQS will deliver the message again.
     h.sink.failNext('ledger', 1);
-    const log = recordingLog();
+    const log = warningLog();
     await expect(
       processMessage(message, 1, { ...h.processorDeps, log, clock: () => attemptMs }),
     ).rejects.toThrow(/^ledger answered 5\d\d/);

@@ -5,10 +5,10 @@
  */
 import { CreateBucketCommand, DeleteBucketCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { itemSizeBytes } from '../../bench/capacity.js';
 import { EXAMPLE_APPLIERS } from '../../examples/payments/appliers/index.js';
 import { paymentRowKey } from '../../examples/payments/appliers/stripe.js';
@@ -156,6 +156,47 @@ describe('processor: crashes and retries', () => {
     expect(ledgerCalls()).toHaveLength(1);
     expect(receipts()).toHaveLength(1);
     expect((await h.row('payments', paymentRowKey('platform', 'pi_crash1')))?.status).toBe('succeeded');
+  });
+
+  it('leaves the claim untouched after a failure before the processing claim, and completes the event on the retry', async () => {
+    h = await createPipelineHarness({ faultPoints: 'processor.beforeClaim:1' });
+    const accepted = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_before_claim' }));
+    const enqueued = await h.receiver.claim(accepted.key ?? '');
+
+    expect(await h.poller.pollOnce()).toEqual({ received: 1, failed: 1 });
+    expect(await h.receiver.claim(accepted.key ?? '')).toEqual(enqueued);
+
+    await h.drainQueue();
+    expect(await h.receiver.claim(accepted.key ?? '')).toMatchObject({
+      status: ClaimStatus.Done,
+      processingAttempts: 1,
+    });
+    expect(ledgerCalls()).toHaveLength(1);
+    expect(receipts()).toHaveLength(1);
+  });
+
+  it('ends the process at processor.crashAfterClaim, holding the claim, before any business write', async () => {
+    h = await createPipelineHarness({ faultPoints: 'processor.crashAfterClaim:1' });
+    const accepted = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_crash_after_claim' }));
+    const body = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+    const log = { info: () => {}, warn: () => {}, error: () => {} };
+    const exit = vi.spyOn(process, 'exit').mockImplementation(() => {
+      throw new Error('the process would exit here');
+    });
+    vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    let exitCodes: unknown[][];
+    try {
+      await expect(processMessage(body, 1, { ...h.processorDeps, log })).rejects.toThrow(
+        'the process would exit here',
+      );
+      exitCodes = [...exit.mock.calls];
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(exitCodes).toEqual([[137]]);
+    expect((await h.receiver.claim(accepted.key ?? ''))?.processingAttempts).toBe(1);
+    expect(await h.row('payments', paymentRowKey('platform', 'pi_crash_after_claim'))).toBeUndefined();
+    expect(ledgerCalls()).toHaveLength(0);
   });
 
   it('resumes after the ledger step: the ledger is posted once and one receipt is sent', async () => {
@@ -340,6 +381,19 @@ describe('processor: crashes and retries', () => {
       outcome: 'unhandled',
     });
     expect(await h.dlqMessages()).toBe(0);
+  });
+
+  it("records where an unhandled event's payload is archived, with its completion", async () => {
+    h = await createPipelineHarness();
+    const accepted = await deliverStripe(stripeCustomerEvent());
+    const body = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+    const log = { info: () => {}, warn: () => {}, error: () => {} };
+    // Without the runtime's batch object, the attempt archives the event in an object of its own.
+    await processMessage(body, 1, { ...h.processorDeps, log });
+
+    const claim = await h.receiver.claim(accepted.key ?? '');
+    expect(claim).toMatchObject({ status: ClaimStatus.Done, outcome: 'unhandled' });
+    expect(await bucketKeys(h.s3, h.archiveBucket)).toEqual([claim?.archiveKey]);
   });
 });
 
@@ -584,6 +638,27 @@ describe('processor: batches and leases', () => {
     expect(ledgerCalls()).toHaveLength(1);
   });
 
+  it("fails an attempt whose batch archive was not written, though the event's own object could be", async () => {
+    h = await createPipelineHarness();
+    const { key } = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_batch_put_lost' }));
+    const body = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+    const log = { info: () => {}, warn: () => {}, error: () => {} };
+    const batchArchive = Promise.reject(new Error('the batch PUT timed out'));
+    batchArchive.catch(() => undefined);
+
+    const failed = processMessage(body, 1, { ...h.processorDeps, log }, { batchArchive });
+    await expect(failed).rejects.toThrow('the batch PUT timed out');
+    const claim = await h.receiver.claim(key ?? '');
+    expect(claim).toMatchObject({
+      status: ClaimStatus.Processing,
+      leaseOwner: 'processor',
+      lastError: 'Error: the batch PUT timed out',
+    });
+    expect(claim?.archiveKey).toBeUndefined();
+    expect(await bucketKeys(h.s3, h.archiveBucket)).toEqual([]);
+    expect(ledgerCalls()).toHaveLength(0);
+  });
+
   it('lets no worker whose lease was taken over mark the event DONE or FAILED or write its rows', async () => {
     h = await createPipelineHarness({ leaseSeconds: 30 });
     const accepted = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_lease' }));
@@ -653,9 +728,82 @@ describe('processor: batches and leases', () => {
     const log = { info: () => {}, warn: () => {}, error: () => {} };
     const claimed = await h.holdProcessingLease(accepted.key ?? '', 'other-worker');
     expect(claimed.kind).toBe('claimed');
-    await expect(processMessage(message?.Body ?? '', 1, { ...h.processorDeps, log })).rejects.toThrow(
-      /another worker/,
+    const busy = await processMessage(message?.Body ?? '', 1, { ...h.processorDeps, log }).catch(
+      (e: unknown) => e,
     );
+    // The runtime logs and counts it by its name and key (error: "ClaimBusyError: ...").
+    expect(busy).toMatchObject({ name: 'ClaimBusyError', key: accepted.key });
+    expect(String(busy)).toBe(`ClaimBusyError: event ${accepted.key} is being processed by another worker`);
     expect((await h.receiver.claim(accepted.key ?? ''))?.leaseToken).toBe('other-worker');
   });
+});
+
+describe('processor: what an applier can ask', () => {
+  it('answers has() for the configured adapters only, never for names every object has', async () => {
+    h = await createPipelineHarness();
+    const { key } = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_has' }));
+    const body = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+    const log = { info: () => {}, warn: () => {}, error: () => {} };
+    const answers: boolean[][] = [];
+    const asking: ApplierRegistry = {
+      stripe: {
+        '*': {
+          plan: async (_event, context) => {
+            answers.push(
+              ['ledger', 'mailer', 'crm', 'constructor', 'toString'].map((name) => context.has(name)),
+            );
+            return { outcome: 'noop' };
+          },
+        },
+      },
+    };
+
+    await processMessage(body, 1, { ...h.processorDeps, appliers: asking, log });
+    expect(answers).toEqual([[true, true, false, false, false]]);
+    // Without any adapter configured, it has none.
+    await h.receiver.doc.send(new DeleteCommand({ TableName: h.receiver.tableName, Key: { pk: key } }));
+    await processMessage(body, 2, { ...h.processorDeps, appliers: asking, effects: undefined, log });
+    expect(answers[1]).toEqual([false, false, false, false, false]);
+  });
+
+  it('runs an effect whose adapter is not configured as one that may act twice, with no adapter to call', async () => {
+    const seen: unknown[] = [];
+    const crm: ApplierRegistry = {
+      stripe: {
+        '*': {
+          plan: async () => ({ effects: ['notify', 'ledger'] }),
+          effects: {
+            notify: { adapter: 'crm', run: async (_event, context) => void seen.push(context.adapters.crm) },
+            ledger: { adapter: 'ledger', run: async () => undefined },
+          },
+        },
+      },
+    };
+    h = await createPipelineHarness({ appliers: crm, faultPoints: 'processor.beforeLedger:1' });
+    const { key } = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_unconfigured' }));
+    const body = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+    const log = { info: () => {}, warn: () => {}, error: () => {} };
+
+    await expect(processMessage(body, 1, { ...h.processorDeps, log })).rejects.toThrow(
+      'injected fault at processor.beforeLedger',
+    );
+    expect(seen).toEqual([undefined]);
+    // Its step marker is written (a repeat-safe effect before the last gets none).
+    expect(await h.receiver.claim(key ?? '')).toMatchObject({ lastCompletedStep: 'notify' });
+  });
+
+  it.each(['state', 'claim'])(
+    'refuses a plan with an effect named %s, a step name of its own',
+    async (name) => {
+      const reserved: ApplierRegistry = { stripe: { '*': { plan: async () => ({ effects: [name] }) } } };
+      h = await createPipelineHarness({ appliers: reserved });
+      const { key } = await deliverStripe(stripePaymentIntentEvent({ intentId: `pi_reserved_${name}` }));
+      const body = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+      const log = { info: () => {}, warn: () => {}, error: () => {} };
+
+      const expected = `applier for payment_intent.succeeded planned an effect named "${name}": state and claim are the processor's own step names`;
+      await expect(processMessage(body, 1, { ...h.processorDeps, log })).rejects.toThrow(expected);
+      expect((await h.receiver.claim(key ?? ''))?.lastError).toBe(`Error: ${expected}`);
+    },
+  );
 });

@@ -13,6 +13,7 @@ import { paymentRowKey } from '../../examples/payments/appliers/stripe.js';
 import { processMessage } from '../../lambdas/processor/core.js';
 import type { ProcessorHandler } from '../../lambdas/processor/runtime.js';
 import { createProcessorHandler, initFailureRecorder } from '../../lambdas/processor/runtime.js';
+import type { EventMessage } from '../../lambdas/queue/event-message.js';
 import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../../lambdas/shared/claim-retention.js';
 import { ClaimStatus } from '../../lambdas/store/claim.js';
 import { toSqsRecord } from '../../local/sqs-poller.js';
@@ -114,7 +115,14 @@ describe('processor: a redrive after the claim TTL finishes the event', () => {
     expect(result).toMatchObject({ kind: 'done', outcome: 'applied' });
     expect(ledgerCalls().map((e) => e.idempotencyKey)).toEqual([`${key}:ledger`]);
     expect(receipts()).toEqual([]);
+    const queued = JSON.parse(message) as EventMessage;
     expect(await h.receiver.claim(key)).toMatchObject({
+      // The processor re-created the claim from its message.
+      provider: 'stripe',
+      account: queued.account,
+      eventId: queued.eventId,
+      eventType: queued.eventType,
+      objectId: 'pi_redrive_deleted',
       status: ClaimStatus.Done,
       outcome: 'applied',
       recoveredFrom: 'business-row',
@@ -122,6 +130,30 @@ describe('processor: a redrive after the claim TTL finishes the event', () => {
       unresumedEffects: ['receipt'],
       lastCompletedStep: 'ledger',
       writtenRows: [`payments:${paymentRowKey('platform', 'pi_redrive_deleted')}`],
+      // The re-created claim names the archive object this attempt wrote.
+      archiveKey: expect.stringMatching(/^events\/stripe\//),
+    });
+  });
+
+  it('reports, not runs, a recorded effect the applier no longer defines (renamed since)', async () => {
+    const { key, message } = await paymentStuckInDlq('pi_redrive_renamed');
+    await h.receiver.doc.send(new DeleteCommand({ TableName: h.receiver.tableName, Key: { pk: key } }));
+    const example = h.processorDeps.appliers.stripe?.['payment_intent.*'];
+    if (!example?.effects?.receipt) throw new Error('the example has a payment applier with a receipt');
+    // The ledger effect is gone from this version of the applier; the row still records it.
+    const renamed = { ...example, effects: { receipt: example.effects.receipt } };
+
+    const result = await processMessage(message, 1, {
+      ...h.processorDeps,
+      appliers: { stripe: { 'payment_intent.*': renamed } },
+      log,
+    });
+    expect(result).toMatchObject({ kind: 'done', unresumed: ['ledger', 'receipt'] });
+    expect(h.sink.entries()).toEqual([]);
+    expect(await h.receiver.claim(key)).toMatchObject({
+      status: ClaimStatus.Done,
+      unresumedEffects: ['ledger', 'receipt'],
+      archiveKey: expect.stringMatching(/^events\/stripe\//),
     });
   });
 

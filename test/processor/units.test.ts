@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EXAMPLE_APPLIERS } from '../../examples/payments/appliers/index.js';
 import {
+  loadMessage,
   PoisonMessageError,
   parseEventMessage,
   readEvent,
@@ -9,7 +10,7 @@ import {
 import { loadProcessorSettings, toEnvironment } from '../../lambdas/processor/settings.js';
 import { isNewer } from '../../lambdas/processor/state-store.js';
 import { shopifyResourceId } from '../../lambdas/providers/shopify.js';
-import type { EventMessage } from '../../lambdas/queue/event-message.js';
+import type { EventMessage, QueueMessage } from '../../lambdas/queue/event-message.js';
 
 describe('the stale-order rule', () => {
   const row = { lastEventCreated: 100, lastEventRank: 5, lastEventId: 'evt_a' };
@@ -55,6 +56,27 @@ describe('event messages', () => {
     expect(readEvent(parseEventMessage(JSON.stringify(message)) as EventMessage).payload).toEqual({
       ref: 'refs/heads/main',
     });
+  });
+
+  it('reads a message that carries no headers by its body', () => {
+    const { headers: _headers, ...bare } = { ...message, body: '{"ref":"refs/heads/dev"}' };
+    expect(readEvent(parseEventMessage(JSON.stringify(bare)) as EventMessage).payload).toEqual({
+      ref: 'refs/heads/dev',
+    });
+  });
+
+  it('refuses a message naming a provider it does not know as poison', () => {
+    expect(() => readEvent({ ...message, provider: 'nope' } as unknown as EventMessage)).toThrow(
+      new PoisonMessageError('message names unknown provider "nope"'),
+    );
+  });
+
+  it('cannot read a claim check without the archive bucket, and says which setting is missing', async () => {
+    const { body: _body, bodyEncoding: _encoding, ...envelope } = message;
+    const check = { ...envelope, payloadKey: 'github/2026/12/02/d1.json', bodyBytes: 10 };
+    await expect(loadMessage(check as QueueMessage, {})).rejects.toThrow(
+      'message github:1:d1 is a claim check but the processor has no archive bucket (ARCHIVE_BUCKET_NAME)',
+    );
   });
 
   it('decodes a base64 body', () => {
@@ -105,8 +127,32 @@ describe('event messages', () => {
 
   it('refuses a message that is not a version 1 event as poison', () => {
     expect(() => parseEventMessage('nope')).toThrow(PoisonMessageError);
+    expect(() => parseEventMessage('nope')).toThrow(/^message body is not JSON$/);
     expect(() => parseEventMessage(JSON.stringify({ ...message, v: 2 }))).toThrow(PoisonMessageError);
     expect(() => parseEventMessage('null')).toThrow(PoisonMessageError);
+    expect(() => parseEventMessage('[1]')).toThrow(PoisonMessageError);
+    expect(() => parseEventMessage('"text"')).toThrow(PoisonMessageError);
+  });
+
+  it.each([
+    ['no key', { key: undefined }],
+    ['a key that is not a string', { key: 1 }],
+    ['no provider', { provider: undefined }],
+    ['no event id', { eventId: undefined }],
+    ['no event type', { eventType: undefined }],
+    ['no body and no claim check', { body: undefined }],
+    ['a body that is not a string', { body: { ref: 'refs/heads/main' } }],
+    ['a claim check with an empty payload key', { body: undefined, payloadKey: '' }],
+  ])('refuses a message with %s as poison', (_case, fields) => {
+    expect(() => parseEventMessage(JSON.stringify({ ...message, ...fields }))).toThrow(
+      /not a version 1 event message/,
+    );
+  });
+
+  it('reads a claim check: a payload key instead of the body', () => {
+    const { body: _body, bodyEncoding: _encoding, ...envelope } = message;
+    const check = { ...envelope, payloadKey: 'github/2026/12/02/d1.json', bodyBytes: 10 };
+    expect(parseEventMessage(JSON.stringify(check))).toEqual(check);
   });
 });
 
