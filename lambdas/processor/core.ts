@@ -370,8 +370,8 @@ export async function processMessage(
 
 /** How far a claim's markers say an event got. */
 interface Progress {
-  /** The state step is committed (the claim says so). */
-  readonly stateDone: boolean;
+  /** The claim's last step marker (`state` or an effect's name); none until the state step commits. */
+  readonly lastStep: string | undefined;
   /** Planned effects whose markers are written, in order. */
   readonly completed: readonly string[];
   /** Planned effects still to run, in order. */
@@ -381,10 +381,10 @@ interface Progress {
 function progressOf(claim: Pick<ClaimRecord, 'lastCompletedStep' | 'plannedEffects'>): Progress {
   const planned = claim.plannedEffects ?? [];
   const step = claim.lastCompletedStep;
-  if (step === undefined) return { stateDone: false, completed: [], remaining: planned };
+  if (step === undefined) return { lastStep: undefined, completed: [], remaining: planned };
   // A marker naming no planned effect (`state`, or an effect renamed since): nothing after it is done.
   const done = planned.indexOf(step) + 1;
-  return { stateDone: true, completed: planned.slice(0, done), remaining: planned.slice(done) };
+  return { lastStep: step, completed: planned.slice(0, done), remaining: planned.slice(done) };
 }
 
 function effectOf(applier: Applier, name: string): EffectDefinition | { run: Effect } | undefined {
@@ -435,7 +435,8 @@ async function applyEvent(
 ): Promise<ProcessingOutcome> {
   const clock = deps.clock ?? Date.now;
   // Shopify's compliance topics are the processor's own, before (and besides) any applier; repeat-safe.
-  const compliance = progressOf(claim).stateDone ? undefined : complianceRequestOf(event);
+  const progress = progressOf(claim);
+  const compliance = progress.lastStep !== undefined ? undefined : complianceRequestOf(event);
   if (compliance !== undefined) {
     if (deps.compliance === undefined) {
       deps.log.info('compliance request applied', {
@@ -476,25 +477,22 @@ async function applyEvent(
     return compliance === undefined ? 'unhandled' : 'applied';
   }
 
-  const progress = progressOf(claim);
   let effects = progress.remaining;
   let outcome: ProcessingOutcome = 'applied';
   // Plan when the state is not committed yet, or when a forced replay asks for a new plan.
-  if (!progress.stateDone || claim.replan === true) {
+  if (progress.lastStep === undefined || claim.replan === true) {
     const committed = await commitState(event, applier, lease, archiveKey, progress, deps, attempt);
     if (committed.done) return committed.outcome;
     effects = committed.effects;
     outcome = committed.outcome;
     deps.faultPoint?.('processor.afterState', event.eventId);
-  }
-
-  if (effects.length === 0) {
+  } else if (effects.length === 0) {
     // Every step is already done but the claim is not DONE (a re-created claim kept its markers,
     // or a forced replay set it back): finish it.
     await deps.claims.markStep(
       event.key,
       lease.token,
-      { step: claim.lastCompletedStep ?? 'state', done: outcome, archiveKey },
+      { step: progress.lastStep, done: outcome, archiveKey },
       clock(),
     );
     return outcome;
@@ -542,7 +540,7 @@ async function applyEvent(
     const context: EffectContext = {
       idempotencyKey: `${event.key}:${name}`,
       adapters: deps.effects ?? {},
-      ...(signal === undefined ? {} : { signal }),
+      signal,
     };
     try {
       await effect.run(event, context);
@@ -696,7 +694,7 @@ async function resumeFromRow(
   attempt: AttemptContext,
 ): Promise<Committed> {
   const clock = deps.clock ?? Date.now;
-  if (progress.stateDone) {
+  if (progress.lastStep !== undefined) {
     // A forced replay of an event whose claim kept its markers: nothing new to write or run.
     if (progress.remaining.length === 0) {
       await deps.claims.markStep(
@@ -711,24 +709,19 @@ async function resumeFromRow(
   }
 
   const recorded = own.recordedEffects;
-  const effects = (recorded ?? []).filter((name) => isRepeatSafe(applier, name, deps));
-  const unresumed = (recorded ?? []).filter((name) => !effects.includes(name));
+  // A row that does not record its planned effects: which ones ran is unknown, so none is run again.
+  const effects = recorded === undefined ? [] : recorded.filter((name) => isRepeatSafe(applier, name, deps));
+  const unresumed = recorded === undefined ? ['unknown'] : recorded.filter((name) => !effects.includes(name));
   const done = effects.length === 0;
-  if (recorded === undefined || unresumed.length > 0) {
+  if (unresumed.length > 0) {
     deps.log.warn(
       recorded === undefined
         ? 'resuming an event from its business row, which does not record its planned effects: none was run again'
         : 'resuming an event from its business row: effects that may act twice were not run again',
-      {
-        key: event.key,
-        eventId: event.eventId,
-        row: `${own.table}:${own.pk}`,
-        resumed: effects,
-        unresumed: recorded === undefined ? 'unknown' : unresumed,
-      },
+      { key: event.key, eventId: event.eventId, row: `${own.table}:${own.pk}`, resumed: effects, unresumed },
     );
   }
-  attempt.unresumed.push(...(recorded === undefined ? ['unknown'] : unresumed));
+  attempt.unresumed.push(...unresumed);
   await deps.claims.markStep(
     event.key,
     lease.token,
@@ -737,7 +730,7 @@ async function resumeFromRow(
       plannedEffects: effects,
       writtenRows: [`${own.table}:${own.pk}`],
       recoveredFrom: RECOVERED_FROM_BUSINESS_ROW,
-      unresumedEffects: recorded === undefined ? ['unknown'] : unresumed,
+      unresumedEffects: unresumed,
       archiveKey,
       ...(done ? { done: 'applied' } : {}),
     },

@@ -33,13 +33,15 @@ export type EffectFaultPoint = 'before' | 'beforeMarker' | 'after';
 
 /** The name of an effect step's fault point (`effectFaultPoint('before', 'notify')` = `processor.beforeNotify`). */
 export function effectFaultPoint(point: EffectFaultPoint, effect: string): EffectFaultPointName {
-  const pascal = effect.charAt(0).toUpperCase() + effect.slice(1);
-  return point === 'beforeMarker'
-    ? `processor.before${pascal}Marker`
-    : point === 'before'
-      ? `processor.before${pascal}`
-      : `processor.after${pascal}`;
+  return EFFECT_POINT_NAMES[point](effect.charAt(0).toUpperCase() + effect.slice(1));
 }
+
+/** One entry per point, so no point name falls through to another's. */
+const EFFECT_POINT_NAMES: Readonly<Record<EffectFaultPoint, (pascal: string) => EffectFaultPointName>> = {
+  before: (pascal) => `processor.before${pascal}`,
+  beforeMarker: (pascal) => `processor.before${pascal}Marker`,
+  after: (pascal) => `processor.after${pascal}`,
+};
 
 const EFFECT_FAULT_POINT = /^processor\.(?:before|after)[A-Z][A-Za-z0-9]*$/;
 

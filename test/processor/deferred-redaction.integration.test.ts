@@ -326,6 +326,26 @@ describe('a redaction delivered through the pipeline', () => {
     expect(await h.receiver.claim(redaction)).toMatchObject({ status: ClaimStatus.Done, outcome: 'applied' });
   }, 30_000);
 
+  it('answers applied (not unhandled) and passes each object through compliance.afterObject', async () => {
+    h = await pipeline();
+    const key = await deliverOrder('w-fault', 910011, false);
+    await h.drainQueue();
+    const redaction = await deliverRedaction('redact-fault');
+    const body = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+    const points: string[] = [];
+    const log = { info: () => {}, warn: () => {}, error: () => {} };
+
+    const result = await processMessage(body, 1, {
+      ...h.processorDeps,
+      log,
+      faultPoint: (point, eventId) => points.push(`${point}@${eventId}`),
+    });
+    // No applier handles customers/redact: the request itself is the business fact applied.
+    expect(result).toMatchObject({ kind: 'done', outcome: 'applied', key: redaction });
+    expect(points).toContain('compliance.afterObject@redact-fault');
+    expect(await holding(key)).toEqual([]);
+  }, 30_000);
+
   it('completes as applied, and logs that nothing is stored, when the stack keeps no archive', async () => {
     h = await pipeline();
     const redaction = await deliverRedaction('redact-no-archive');

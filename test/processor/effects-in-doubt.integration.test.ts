@@ -18,8 +18,9 @@ import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names.js';
 import { ClaimStatus } from '../../lambdas/store/claim.js';
 import { freePort } from '../../local/emulators.js';
 import { toSqsRecord } from '../../local/sqs-poller.js';
-import { peekMessageBody } from '../helpers/aws.js';
+import { peekMessageBody, receiveAll } from '../helpers/aws.js';
 import { stripePaymentIntentEvent } from '../helpers/events.js';
+import { recordingLog } from '../helpers/log.js';
 import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline-harness.js';
 import { capturePowertoolsOutput } from '../helpers/powertools-output.js';
 import { stripeHeaders } from '../helpers/signing.js';
@@ -78,6 +79,30 @@ describe('processor: a receipt whose call may have happened is not sent again', 
       unresumedEffects: ['receipt'],
       unresumedReason: expect.stringContaining('mailer answered 500 (it may have acted)'),
     });
+  });
+
+  it('warns with the event, the effect and the reason when it records a receipt in doubt', async () => {
+    h = await createPipelineHarness();
+    h.sink.fault('mailer', { kind: 'actThenFail', status: 500 });
+    const key = await deliverPayment('pi_mailer_500_log');
+    const message = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+    const { log: recording, lines } = recordingLog();
+
+    const result = await processMessage(message, 1, { ...h.processorDeps, log: recording });
+    expect(result).toMatchObject({ kind: 'done', outcome: 'applied', unresumed: ['receipt'] });
+    const { eventId } = JSON.parse(message) as { eventId: string };
+    expect(lines.filter((line) => line.level !== 'info')).toEqual([
+      {
+        level: 'warn',
+        message: 'effect in doubt: it may have acted, so it is not called again; check it by hand',
+        details: {
+          key,
+          eventId,
+          effect: 'receipt',
+          reason: expect.stringMatching(/^receipt: .*mailer answered 500 \(it may have acted\)/),
+        },
+      },
+    ]);
   });
 
   it('sends one receipt when the mailer acts and then drops the connection', async () => {
@@ -329,6 +354,96 @@ describe('processor: effects inside the lease', () => {
     );
     expect(leaseAtWrite).toBeGreaterThanOrEqual(before + 7_000 + 10_000);
   });
+
+  it('aborts an effect that may be repeated a second before the invocation ends, and sets no deadline when that end is unknown', async () => {
+    h = await createPipelineHarness();
+    await deliverPayment('pi_repeatable_deadline');
+    const message = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+    const seen: { signal: AbortSignal | undefined; abortedAfterMs?: number }[] = [];
+    const posting: Applier = {
+      plan: async () => ({ effects: ['ledger'] }),
+      effects: {
+        ledger: {
+          adapter: 'ledger', // honours Idempotency-Key: no call record, the invocation's end only
+          run: async (_event, { signal }) => {
+            const started = Date.now();
+            const call: { signal: AbortSignal | undefined; abortedAfterMs?: number } = { signal };
+            seen.push(call);
+            if (signal === undefined) return;
+            await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+            call.abortedAfterMs = Date.now() - started;
+            throw signal.reason;
+          },
+        },
+      },
+    };
+    const deps = { ...h.processorDeps, appliers: { stripe: { '*': posting } }, log };
+
+    // 1.6 s left: the call is aborted 0.6 s in, a second before the end.
+    await expect(processMessage(message, 1, deps, { remainingTimeMs: () => 1_600 })).rejects.toThrow();
+    // Less than the margin left: aborted at once.
+    await expect(processMessage(message, 2, deps, { remainingTimeMs: () => 300 })).rejects.toThrow();
+    // No invocation end known (the local runner): no deadline.
+    await expect(processMessage(message, 3, deps)).resolves.toMatchObject({ kind: 'done' });
+
+    expect(seen[0]?.abortedAfterMs).toBeGreaterThanOrEqual(500);
+    expect(seen[0]?.abortedAfterMs).toBeLessThan(1_500);
+    expect(seen[1]?.abortedAfterMs).toBeLessThan(200);
+    expect(seen[2]?.signal).toBeUndefined();
+  });
+
+  it('aborts a call that may act twice at the end of the lease or of the invocation, whichever is first', async () => {
+    h = await createPipelineHarness({ leaseSeconds: 3 });
+    const calls: { abortedAfterMs?: number }[] = [];
+    // A CRM that may act twice and gives up after 200 ms of its own.
+    const crm: EffectAdapter = { honoursIdempotencyKey: false, timeoutMs: 200, call: async () => {} };
+    const notifying: Applier = {
+      plan: async () => ({ effects: ['notify'] }),
+      effects: {
+        notify: {
+          adapter: 'crm',
+          run: async (_event, { signal }) => {
+            const started = Date.now();
+            const call: { abortedAfterMs?: number } = {};
+            calls.push(call);
+            // Waits for the processor's deadline (4 s at most: no deadline fails the test).
+            await new Promise((resolve) => {
+              signal?.addEventListener('abort', resolve, { once: true });
+              setTimeout(resolve, 4_000);
+            });
+            if (signal?.aborted) call.abortedAfterMs = Date.now() - started;
+            throw new Error('the CRM call was aborted');
+          },
+        },
+      },
+    };
+    const deps = {
+      ...h.processorDeps,
+      appliers: { stripe: { '*': notifying } },
+      effects: { ...h.processorDeps.effects, crm },
+      log,
+    };
+    const process = async (intentId: string, remainingTimeMs: number) => {
+      await deliverPayment(intentId);
+      const [message] = await receiveAll(h.receiver.sqs, h.receiver.queueUrl);
+      return processMessage(message?.Body ?? '', 1, deps, { remainingTimeMs: () => remainingTimeMs });
+    };
+
+    // The invocation ends first (1.7 s left of it, 3 s of the lease): aborted 0.7 s in.
+    await expect(process('pi_crm_invocation', 1_700)).resolves.toMatchObject({ unresumed: ['notify'] });
+    // The lease ends first (60 s left of the invocation): aborted 2 s in.
+    await expect(process('pi_crm_lease', 60_000)).resolves.toMatchObject({ unresumed: ['notify'] });
+    expect(calls[0]?.abortedAfterMs).toBeGreaterThanOrEqual(600);
+    expect(calls[0]?.abortedAfterMs).toBeLessThan(1_400);
+    expect(calls[1]?.abortedAfterMs).toBeGreaterThanOrEqual(1_800);
+    expect(calls[1]?.abortedAfterMs).toBeLessThan(2_800);
+
+    // Exactly the call's 200 ms left after the margin: not enough, not called.
+    await expect(process('pi_crm_exact', 1_200)).rejects.toThrow(
+      'effect notify was not called: it may take 200 ms and only 200 ms are left',
+    );
+    expect(calls).toHaveLength(2);
+  }, 30_000);
 
   it('does not call the receipt with less time left in the invocation than its call may take, and calls it on the retry', async () => {
     h = await createPipelineHarness();

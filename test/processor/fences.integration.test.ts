@@ -320,8 +320,15 @@ describe("the commit's stale-order condition refuses what an applier that ignore
   ] as const)(
     'keeps the row when a same-second event %s comes second; a later second still writes it',
     async (rank, [firstType, firstStatus], [secondType, secondStatus]) => {
+      const plans = new Map<string, number>();
+      const counted: Applier = {
+        plan: (event, context) => {
+          plans.set(event.eventId, (plans.get(event.eventId) ?? 0) + 1);
+          return ignoresNewer.plan(event, context);
+        },
+      };
       h = await createPipelineHarness({
-        appliers: { stripe: { 'payment_intent.*': ignoresNewer } },
+        appliers: { stripe: { 'payment_intent.*': counted } },
         maxReceiveCount: 1,
       });
       const intentId = `pi_stale_${rank.split(' ')[1]}`;
@@ -345,6 +352,8 @@ describe("the commit's stale-order condition refuses what an applier that ignore
         lastError: expect.stringMatching(/^WriteConflictError: /),
       });
       expect(await h.dlqMessages()).toBe(1);
+      // Planned again after each refusal, five times in all (a row that moved may settle), then given up.
+      expect(plans.get(second.id)).toBe(5);
 
       // The condition refuses only the stale: an event a second later, of the lowest rank, is written.
       const later = stripePaymentIntentEvent({

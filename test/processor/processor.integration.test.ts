@@ -4,7 +4,7 @@
  * Events enter through the real receiver core, signed with the providers' official libraries.
  */
 import { CreateBucketCommand, DeleteBucketCommand } from '@aws-sdk/client-s3';
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { DeleteMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
@@ -28,6 +28,7 @@ import {
   stripeCustomerEvent,
   stripePaymentIntentEvent,
 } from '../helpers/events.js';
+import { recordingLog } from '../helpers/log.js';
 import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline-harness.js';
 import {
   asaasHeaders,
@@ -226,6 +227,51 @@ describe('processor: crashes and retries', () => {
     });
   });
 
+  it("still sends an event's own effects after its state committed, though a newer event has overwritten the row since", async () => {
+    h = await createPipelineHarness();
+    const t = Math.floor(Date.now() / 1000);
+    const accepted = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_overtaken', created: t }));
+    // The message is taken out of the queue (this test redelivers it), and this attempt stops
+    // right after the state write, as a crash at processor.afterState would.
+    const [held] = await receiveAll(h.receiver.sqs, h.receiver.queueUrl);
+    await h.receiver.sqs.send(
+      new DeleteMessageCommand({ QueueUrl: h.receiver.queueUrl, ReceiptHandle: held?.ReceiptHandle }),
+    );
+    const log = { info: () => {}, warn: () => {}, error: () => {} };
+    const crashAfterState = (point: string) => {
+      if (point === 'processor.afterState') throw new Error('stopped after the state write');
+    };
+    await expect(
+      processMessage(held?.Body ?? '', 1, { ...h.processorDeps, log, faultPoint: crashAfterState }),
+    ).rejects.toThrow('stopped after the state write');
+    expect(ledgerCalls()).toHaveLength(0);
+
+    // A later event of the same payment is applied in between.
+    await deliverStripe(
+      stripePaymentIntentEvent({
+        intentId: 'pi_overtaken',
+        type: 'payment_intent.processing',
+        status: 'processing',
+        created: t + 10,
+      }),
+    );
+    await h.drainQueue();
+    expect(await h.row('payments', paymentRowKey('platform', 'pi_overtaken'))).toMatchObject({
+      status: 'processing',
+    });
+
+    // The retry does not plan again (it would find itself stale): its state is committed, its
+    // ledger posting and receipt are still owed.
+    const retried = await processMessage(held?.Body ?? '', 2, { ...h.processorDeps, log });
+    expect(retried).toMatchObject({ kind: 'done', outcome: 'applied' });
+    expect(ledgerCalls().map((e) => e.idempotencyKey)).toEqual([`${accepted.key}:ledger`]);
+    expect(receipts()).toHaveLength(1);
+    expect(await h.receiver.claim(accepted.key ?? '')).toMatchObject({
+      status: ClaimStatus.Done,
+      outcome: 'applied',
+    });
+  });
+
   it('relies on the ledger Idempotency-Key when the crash falls between the ledger call and its marker', async () => {
     h = await createPipelineHarness({ faultPoints: 'processor.beforeLedgerMarker:1' });
     const accepted = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_crash3' }));
@@ -387,12 +433,25 @@ describe('processor: crashes and retries', () => {
     h = await createPipelineHarness();
     const accepted = await deliverStripe(stripeCustomerEvent());
     const body = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
-    const log = { info: () => {}, warn: () => {}, error: () => {} };
+    const { log, lines } = recordingLog();
     // Without the runtime's batch object, the attempt archives the event in an object of its own.
-    await processMessage(body, 1, { ...h.processorDeps, log });
+    const result = await processMessage(body, 1, { ...h.processorDeps, log });
 
+    // The outcome is what the runtime counts as Unhandled; the log says why nothing was applied.
+    expect(result).toMatchObject({ kind: 'done', outcome: 'unhandled', unresumed: [] });
+    expect(lines).toEqual([
+      {
+        level: 'info',
+        message: 'no business applier for this event type; completing it as unhandled',
+        details: { key: accepted.key, provider: 'stripe', eventType: 'customer.created' },
+      },
+    ]);
     const claim = await h.receiver.claim(accepted.key ?? '');
-    expect(claim).toMatchObject({ status: ClaimStatus.Done, outcome: 'unhandled' });
+    expect(claim).toMatchObject({
+      status: ClaimStatus.Done,
+      outcome: 'unhandled',
+      lastCompletedStep: 'state',
+    });
     expect(await bucketKeys(h.s3, h.archiveBucket)).toEqual([claim?.archiveKey]);
   });
 });
@@ -764,6 +823,42 @@ describe('processor: what an applier can ask', () => {
     await h.receiver.doc.send(new DeleteCommand({ TableName: h.receiver.tableName, Key: { pk: key } }));
     await processMessage(body, 2, { ...h.processorDeps, appliers: asking, effects: undefined, log });
     expect(answers[1]).toEqual([false, false, false, false, false]);
+  });
+
+  it('completes a plan that names no outcome as noop when it writes nothing, as applied when it writes', async () => {
+    const plans: Applier = {
+      plan: async (event) =>
+        event.objectId === 'cus_writes'
+          ? {
+              writes: [
+                {
+                  table: 'resources',
+                  pk: 'stripe#cus_writes',
+                  order: { at: 1, rank: 0, eventId: event.eventId },
+                  attributes: { provider: 'stripe' },
+                },
+              ],
+            }
+          : {},
+    };
+    h = await createPipelineHarness({ appliers: { stripe: { 'customer.*': plans } } });
+    const customer = (id: string) => ({
+      ...stripeCustomerEvent(),
+      data: { object: { id, object: 'customer', email: 'jenny.rosen@example.com' } },
+    });
+    const quiet = await deliverStripe(customer('cus_quiet'));
+    const writes = await deliverStripe(customer('cus_writes'));
+    await h.drainQueue();
+
+    expect(await h.receiver.claim(quiet.key ?? '')).toMatchObject({
+      status: ClaimStatus.Done,
+      outcome: 'noop',
+    });
+    expect(await h.receiver.claim(writes.key ?? '')).toMatchObject({
+      status: ClaimStatus.Done,
+      outcome: 'applied',
+    });
+    expect(await h.row('resources', 'stripe#cus_writes')).toMatchObject({ provider: 'stripe' });
   });
 
   it('runs an effect whose adapter is not configured as one that may act twice, with no adapter to call', async () => {

@@ -13,12 +13,14 @@ import { paymentRowKey } from '../../examples/payments/appliers/stripe.js';
 import { processMessage } from '../../lambdas/processor/core.js';
 import type { ProcessorHandler } from '../../lambdas/processor/runtime.js';
 import { createProcessorHandler, initFailureRecorder } from '../../lambdas/processor/runtime.js';
+import type { Applier } from '../../lambdas/processor/types.js';
 import type { EventMessage } from '../../lambdas/queue/event-message.js';
 import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../../lambdas/shared/claim-retention.js';
 import { ClaimStatus } from '../../lambdas/store/claim.js';
 import { toSqsRecord } from '../../local/sqs-poller.js';
 import { peekMessageBody, receiveAll } from '../helpers/aws.js';
 import { githubPushEvent, stripePaymentIntentEvent } from '../helpers/events.js';
+import { recordingLog } from '../helpers/log.js';
 import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline-harness.js';
 import { githubHeaders, stripeHeaders } from '../helpers/signing.js';
 
@@ -111,11 +113,25 @@ describe('processor: a redrive after the claim TTL finishes the event', () => {
     const { key, message } = await paymentStuckInDlq('pi_redrive_deleted');
     await h.receiver.doc.send(new DeleteCommand({ TableName: h.receiver.tableName, Key: { pk: key } }));
 
-    const result = await processMessage(message, 1, { ...h.processorDeps, log });
-    expect(result).toMatchObject({ kind: 'done', outcome: 'applied' });
+    const { log: recording, lines } = recordingLog();
+    const result = await processMessage(message, 1, { ...h.processorDeps, log: recording });
+    expect(result).toMatchObject({ kind: 'done', outcome: 'applied', unresumed: ['receipt'] });
     expect(ledgerCalls().map((e) => e.idempotencyKey)).toEqual([`${key}:ledger`]);
     expect(receipts()).toEqual([]);
     const queued = JSON.parse(message) as EventMessage;
+    expect(lines.filter((line) => line.level === 'warn')).toEqual([
+      {
+        level: 'warn',
+        message: 'resuming an event from its business row: effects that may act twice were not run again',
+        details: {
+          key,
+          eventId: queued.eventId,
+          row: `payments:${paymentRowKey('platform', 'pi_redrive_deleted')}`,
+          resumed: ['ledger'],
+          unresumed: ['receipt'],
+        },
+      },
+    ]);
     expect(await h.receiver.claim(key)).toMatchObject({
       // The processor re-created the claim from its message.
       provider: 'stripe',
@@ -132,6 +148,53 @@ describe('processor: a redrive after the claim TTL finishes the event', () => {
       writtenRows: [`payments:${paymentRowKey('platform', 'pi_redrive_deleted')}`],
       // The re-created claim names the archive object this attempt wrote.
       archiveKey: expect.stringMatching(/^events\/stripe\//),
+    });
+  });
+
+  it('runs no effect again, and says which are unknown, when the business row does not record its planned effects', async () => {
+    const { key, message } = await paymentStuckInDlq('pi_redrive_unrecorded');
+    await h.receiver.doc.send(new DeleteCommand({ TableName: h.receiver.tableName, Key: { pk: key } }));
+    // A row written without the list (by a version before it, or by hand).
+    const rowKey = paymentRowKey('platform', 'pi_redrive_unrecorded');
+    await h.receiver.doc.send(
+      new UpdateCommand({
+        TableName: h.tables.payments,
+        Key: { pk: rowKey },
+        UpdateExpression: 'REMOVE lastEventEffects',
+      }),
+    );
+    const { log: recording, lines } = recordingLog();
+    const points: string[] = [];
+
+    const result = await processMessage(message, 1, {
+      ...h.processorDeps,
+      log: recording,
+      faultPoint: (point) => points.push(point),
+    });
+    expect(result).toMatchObject({ kind: 'done', outcome: 'applied', unresumed: ['unknown'] });
+    // DONE with the recovery's own write: no step after the state is left to stop at.
+    expect(points).toEqual(['processor.beforeClaim', 'processor.afterClaim', 'processor.crashAfterClaim']);
+    expect(h.sink.entries()).toEqual([]);
+    expect(lines.filter((line) => line.level === 'warn')).toEqual([
+      {
+        level: 'warn',
+        message:
+          'resuming an event from its business row, which does not record its planned effects: none was run again',
+        details: expect.objectContaining({
+          key,
+          row: `payments:${rowKey}`,
+          resumed: [],
+          unresumed: ['unknown'],
+        }),
+      },
+    ]);
+    expect(await h.receiver.claim(key)).toMatchObject({
+      status: ClaimStatus.Done,
+      outcome: 'applied',
+      recoveredFrom: 'business-row',
+      plannedEffects: [],
+      unresumedEffects: ['unknown'],
+      lastCompletedStep: 'state',
     });
   });
 
@@ -163,12 +226,15 @@ describe('processor: a redrive after the claim TTL finishes the event', () => {
     const mailer = h.processorDeps.effects?.mailer;
     if (!mailer) throw new Error('the harness has a mailer');
     const idempotentMailer = { honoursIdempotencyKey: true, call: mailer.call.bind(mailer) };
+    const { log: recording, lines } = recordingLog();
 
     await processMessage(message, 1, {
       ...h.processorDeps,
       effects: { ...h.processorDeps.effects, mailer: idempotentMailer },
-      log,
+      log: recording,
     });
+    // Nothing was left out, so nothing to warn about.
+    expect(lines.filter((line) => line.level !== 'info')).toEqual([]);
     expect(ledgerCalls()).toHaveLength(1);
     expect(receipts()).toHaveLength(1);
     const claim = await h.receiver.claim(key);
@@ -240,6 +306,105 @@ describe('processor: a redrive after the claim TTL finishes the event', () => {
     expect(claim).toMatchObject({ status: ClaimStatus.Done, lastCompletedStep: 'receipt' });
     expect(claim?.replan).toBeUndefined();
   });
+
+  it('keeps the state marker of an event with no effects on a forced replay whose row is still there', async () => {
+    h = await createPipelineHarness();
+    const intentId = 'pi_replay_no_effects';
+    const event = stripePaymentIntentEvent({
+      intentId,
+      type: 'payment_intent.processing',
+      status: 'processing',
+    });
+    const body = JSON.stringify(event);
+    const key = (await h.receiver.deliver('stripe', body, stripeHeaders(body))).key ?? '';
+    const [message] = await receiveAll(h.receiver.sqs, h.receiver.queueUrl);
+    const deps = { ...h.processorDeps, log };
+    await processMessage(message?.Body ?? '', 1, deps);
+    expect(await h.receiver.claim(key)).toMatchObject({
+      status: ClaimStatus.Done,
+      lastCompletedStep: 'state',
+    });
+    await h.receiver.doc.send(
+      new UpdateCommand({
+        TableName: h.receiver.tableName,
+        Key: { pk: key },
+        UpdateExpression: 'SET #status = :enqueued, replan = :true',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':enqueued': ClaimStatus.Enqueued, ':true': true },
+      }),
+    );
+
+    await expect(processMessage(message?.Body ?? '', 1, deps)).resolves.toMatchObject({ kind: 'done' });
+    expect(await h.receiver.claim(key)).toMatchObject({
+      status: ClaimStatus.Done,
+      outcome: 'applied',
+      lastCompletedStep: 'state',
+      plannedEffects: [],
+    });
+    expect(h.sink.entries()).toEqual([]);
+  });
+
+  // With two effects the first and the last marker are both `effects[1]`: three tell them apart.
+  it.each([
+    ['lost', true],
+    ['still there', false],
+  ])(
+    'keeps the last marker of a three-effect event on a forced replay when its row is %s',
+    async (_, lose) => {
+      h = await createPipelineHarness();
+      const example = h.processorDeps.appliers.stripe?.['payment_intent.*'];
+      if (!example?.effects) throw new Error('the example has a payment applier with effects');
+      let audits = 0;
+      const audited: Applier = {
+        plan: async (event, context) => ({
+          ...(await example.plan(event, context)),
+          effects: ['ledger', 'receipt', 'audit'],
+        }),
+        effects: { ...example.effects, audit: { adapter: 'ledger', run: async () => void audits++ } },
+      };
+      const deps = { ...h.processorDeps, appliers: { stripe: { 'payment_intent.*': audited } }, log };
+      const intentId = `pi_replay_three_${lose}`;
+      const body = JSON.stringify(stripePaymentIntentEvent({ intentId }));
+      const key = (await h.receiver.deliver('stripe', body, stripeHeaders(body))).key ?? '';
+      const [message] = await receiveAll(h.receiver.sqs, h.receiver.queueUrl);
+      await processMessage(message?.Body ?? '', 1, deps);
+      expect(await h.receiver.claim(key)).toMatchObject({
+        status: ClaimStatus.Done,
+        lastCompletedStep: 'audit',
+      });
+
+      if (lose) {
+        await h.receiver.doc.send(
+          new DeleteCommand({
+            TableName: h.tables.payments,
+            Key: { pk: paymentRowKey('platform', intentId) },
+          }),
+        );
+      }
+      await h.receiver.doc.send(
+        new UpdateCommand({
+          TableName: h.receiver.tableName,
+          Key: { pk: key },
+          UpdateExpression: 'SET #status = :enqueued, replan = :true',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':enqueued': ClaimStatus.Enqueued, ':true': true },
+        }),
+      );
+      await expect(processMessage(message?.Body ?? '', 1, deps)).resolves.toMatchObject({
+        kind: 'done',
+        outcome: 'applied',
+      });
+
+      expect(await h.receiver.claim(key)).toMatchObject({
+        status: ClaimStatus.Done,
+        outcome: 'applied',
+        lastCompletedStep: 'audit',
+        plannedEffects: ['ledger', 'receipt', 'audit'],
+      });
+      expect([ledgerCalls().length, receipts().length, audits]).toEqual([1, 1, 1]);
+      expect((await h.row('payments', paymentRowKey('platform', intentId)))?.status).toBe('succeeded');
+    },
+  );
 });
 
 describe('processor: what the receiver accepted, the processor can read', () => {
