@@ -42,6 +42,18 @@ async function clockPastTtl(key: string): Promise<() => number> {
   const offset = (stored?.expiresAt ?? 0) * 1000 + 60_000 - Date.now();
   return () => Date.now() + offset;
 }
+/** What `webhooks replay --force` writes (cli/claims.ts, `reopenDoneClaim`), minus the sweeper's index. */
+async function reopenForReplay(key: string): Promise<void> {
+  await h.receiver.doc.send(
+    new UpdateCommand({
+      TableName: h.receiver.tableName,
+      Key: { pk: key },
+      UpdateExpression: 'SET #status = :enqueued, replan = :true',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':enqueued': ClaimStatus.Enqueued, ':true': true },
+    }),
+  );
+}
 const ledgerCalls = () => h.sink.entries().filter((e) => e.service === 'ledger');
 const receipts = () => h.sink.entries().filter((e) => e.service === 'mailer');
 
@@ -285,15 +297,7 @@ describe('processor: a redrive after the claim TTL finishes the event', () => {
         Key: { pk: paymentRowKey('platform', 'pi_replan') },
       }),
     );
-    await h.receiver.doc.send(
-      new UpdateCommand({
-        TableName: h.receiver.tableName,
-        Key: { pk: key },
-        UpdateExpression: 'SET #status = :enqueued, replan = :true',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':enqueued': ClaimStatus.Enqueued, ':true': true },
-      }),
-    );
+    await reopenForReplay(key);
     await processMessage(message, 1, { ...h.processorDeps, log });
 
     const { updatedAt: _a, ...restored } =
@@ -324,15 +328,7 @@ describe('processor: a redrive after the claim TTL finishes the event', () => {
       status: ClaimStatus.Done,
       lastCompletedStep: 'state',
     });
-    await h.receiver.doc.send(
-      new UpdateCommand({
-        TableName: h.receiver.tableName,
-        Key: { pk: key },
-        UpdateExpression: 'SET #status = :enqueued, replan = :true',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':enqueued': ClaimStatus.Enqueued, ':true': true },
-      }),
-    );
+    await reopenForReplay(key);
 
     await expect(processMessage(message?.Body ?? '', 1, deps)).resolves.toMatchObject({ kind: 'done' });
     expect(await h.receiver.claim(key)).toMatchObject({
@@ -381,15 +377,7 @@ describe('processor: a redrive after the claim TTL finishes the event', () => {
           }),
         );
       }
-      await h.receiver.doc.send(
-        new UpdateCommand({
-          TableName: h.receiver.tableName,
-          Key: { pk: key },
-          UpdateExpression: 'SET #status = :enqueued, replan = :true',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':enqueued': ClaimStatus.Enqueued, ':true': true },
-        }),
-      );
+      await reopenForReplay(key);
       await expect(processMessage(message?.Body ?? '', 1, deps)).resolves.toMatchObject({
         kind: 'done',
         outcome: 'applied',
