@@ -29,7 +29,17 @@ class QuickestFirst extends BaseSequencer {
   }
 }
 
-export default mergeConfig(
+/**
+ * `MUTATION_TESTS` (comma-separated globs) narrows the run to some test files, e.g. the receiver's
+ * own tests for `lambdas/receiver/core.ts` (the processor's tests pass every event through the
+ * receiver, and cost a minute per surviving mutant). A mutant only those other tests would kill is
+ * then reported as a survivor: the narrowing can only add survivors, never hide one.
+ */
+const only = process.env.MUTATION_TESTS?.split(',')
+  .map((glob) => glob.trim())
+  .filter((glob) => glob !== '');
+
+const mutationConfig = mergeConfig(
   base,
   defineConfig({
     test: {
@@ -53,3 +63,7 @@ export default mergeConfig(
     },
   }),
 );
+
+export default only === undefined || only.length === 0
+  ? mutationConfig
+  : { ...mutationConfig, test: { ...mutationConfig.test, include: only } };

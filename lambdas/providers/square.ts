@@ -142,7 +142,6 @@ export const squareProvider = defineProvider({
     devSecret: 'local-square-signature-key',
   },
   headers: { secret: ['x-square-hmacsha256-signature', 'x-square-signature'], forward: ['square-'] },
-  signsUrl: true,
   verify,
   extract,
   readPayload,

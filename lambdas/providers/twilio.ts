@@ -305,7 +305,6 @@ export const twilioProvider = defineProvider({
   },
   // Twilio retries only failed connections, within seconds: zero duplicates is the normal state.
   alarms: { duplicateRatioLow: false },
-  signsUrl: true,
   verify,
   extract,
   readPayload,

@@ -24,7 +24,8 @@ export interface WebhookRequest {
   /**
    * The URL the provider delivered to, as it sees it: the configured public base URL (never the
    * Host header, which the sender chooses), the route's path and the query string as received. Set
-   * for every provider when a base URL is configured; a provider with `signsUrl` needs it.
+   * for every provider when a base URL is configured. A provider that signs it (Square, Twilio)
+   * answers `public_url_not_configured` from `verify` without it, which the receiver refuses with 500.
    */
   readonly url?: string;
   /**
@@ -74,8 +75,11 @@ export interface VerifyOptions {
   readonly secrets: readonly string[];
   /** Wall-clock now, in epoch seconds, for timestamp tolerance checks. */
   readonly nowSeconds: number;
-  /** Overrides the provider's default tolerance (seconds); ignored by providers that sign no timestamp. */
-  readonly toleranceSeconds?: number;
+  /**
+   * Overrides the provider's default tolerance (seconds) when set; ignored by providers that sign no
+   * timestamp.
+   */
+  readonly toleranceSeconds?: number | undefined;
 }
 
 /** The facts a receiver needs about an authentic delivery, read from the signed body and headers. */
@@ -267,11 +271,6 @@ export interface Provider<Id extends string = ProviderId> {
    * JSON and status. Never throws.
    */
   acknowledge?(request: WebhookRequest, outcome: 'accepted' | 'duplicate'): ProviderReply | undefined;
-  /**
-   * The signature covers the public URL (Square, Twilio): the receiver refuses to run the provider
-   * without a configured public base URL (`PUBLIC_BASE_URL`, the construct's `publicBaseUrl`).
-   */
-  readonly signsUrl?: boolean;
   /**
    * The account whose secrets verify this delivery, read before verification from the header that
    * names it (Shopify's shop domain, GitHub's hook target). Unsigned, so it only chooses the secret:

@@ -5,7 +5,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { getProvider } from '../providers/index.js';
-import type { Provider, ProviderEvent, WebhookRequest } from '../providers/types.js';
+import type { Provider, ProviderEvent, VerifyFailureReason, WebhookRequest } from '../providers/types.js';
 import {
   claimCheckOf,
   EVENT_MESSAGE_VERSION,
@@ -169,25 +169,11 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
 
   const { maxBodyBytes } = deps.settings;
   const body = delivery.body ?? '';
-  // Reject oversize bodies before decoding or verifying anything (base64 is 4 chars per 3 bytes).
-  const approxBytes = delivery.isBase64Encoded ? Math.floor((body.length * 3) / 4) : Buffer.byteLength(body);
-  if (approxBytes > maxBodyBytes + 3) return tooLarge(provider, maxBodyBytes);
-  const rawBody = Buffer.from(body, delivery.isBase64Encoded ? 'base64' : 'utf8');
-  if (rawBody.length > maxBodyBytes) return tooLarge(provider, maxBodyBytes);
+  const rawBody = delivery.isBase64Encoded ? decodeBase64Within(body, maxBodyBytes) : Buffer.from(body);
+  if (rawBody === undefined || rawBody.length > maxBodyBytes) return tooLarge(provider, maxBodyBytes);
 
+  // A provider that signs its public URL answers `public_url_not_configured` without one (below).
   const { publicBaseUrl } = deps.settings;
-  if (provider.signsUrl && publicBaseUrl === undefined) {
-    deps.log.error(
-      'the provider signs its public URL and no PUBLIC_BASE_URL is set: every delivery is refused',
-      {
-        provider: provider.id,
-      },
-    );
-    return reject(500, 'not_configured', 'The receiver does not know its public URL for this provider.', {
-      provider: provider.id,
-      reason: 'public_url_not_configured',
-    });
-  }
   const received: WebhookRequest = {
     headers: delivery.headers,
     rawBody,
@@ -198,20 +184,15 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
   // The unsigned scope header only chooses the secret: an account with its own accepts no other.
   const scope = provider.secretScope?.(received);
   const secrets = await deps.secrets.getSecrets(provider.id, scope);
-  if (secrets.length === 0 && scope !== undefined && (await deps.secrets.hasAccountSecrets?.(provider.id))) {
-    return reject(401, 'invalid_signature', VERIFY_MESSAGES.unknown_account ?? '', {
+  // Only accounts have secrets, and none for the account named (or none is named): the sender's
+  // headers are at fault, not the configuration.
+  if (secrets.length === 0 && (await deps.secrets.hasAccountSecrets?.(provider.id))) {
+    return reject(401, 'invalid_signature', VERIFY_MESSAGES.unknown_account, {
       provider: provider.id,
       reason: 'unknown_account',
     });
   }
-  if (secrets.length === 0) {
-    deps.log.error('no signing secret is configured for the provider: every delivery is refused', {
-      provider: provider.id,
-    });
-    return reject(500, 'not_configured', 'The receiver has no secret for this provider.', {
-      provider: provider.id,
-    });
-  }
+  // No secret at all: every provider's `verify` answers `no_secret_configured` (500 below).
   const settings = deps.settings.providers[provider.id];
   // The settings are parsed for the same registry: a gap is a wiring defect, answered 500 above.
   if (!settings) throw new Error(`the receiver's settings have no entry for provider ${provider.id}`);
@@ -219,27 +200,24 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
   const verification = provider.verify(received, {
     secrets,
     nowSeconds: Math.floor(now / 1000),
-    ...(settings.toleranceSeconds === undefined ? {} : { toleranceSeconds: settings.toleranceSeconds }),
+    toleranceSeconds: settings.toleranceSeconds,
   });
   if (!verification.ok) {
-    return reject(
-      401,
-      'invalid_signature',
-      VERIFY_MESSAGES[verification.reason] ?? 'Signature check failed.',
-      {
-        provider: provider.id,
-        reason: verification.reason,
-      },
-    );
+    const { reason } = verification;
+    // The receiver's configuration, not the sender's bytes (a secret in no format the scheme reads):
+    // 500, so the provider keeps retrying until the operator fixes it.
+    if (reason === 'no_secret_configured' || reason === 'public_url_not_configured') {
+      return notConfigured(provider, reason, deps);
+    }
+    return reject(401, 'invalid_signature', VERIFY_MESSAGES[reason], { provider: provider.id, reason });
   }
 
-  // The body's format is decided once, here, and travels with the event: the processor reads the
-  // body with the same reader and the same format, though it has no URL (docs/rules.md, section 6).
+  // The body's format is decided here and travels with the event: the processor reads the body
+  // with the same reader and the same format, though it has no URL (docs/rules.md, section 6).
   const bodyFormat = provider.bodyFormat?.(received);
-  const request: WebhookRequest = bodyFormat === undefined ? received : { ...received, bodyFormat };
 
   // Authentic, and not an event: the provider's own answer, with nothing written or sent.
-  const handshake = provider.handshake?.(request);
+  const handshake = provider.handshake?.(received);
   if (handshake !== undefined) {
     return {
       statusCode: handshake.statusCode,
@@ -252,10 +230,10 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
     };
   }
 
-  const extracted = provider.extract(request);
+  const extracted = provider.extract(received);
   if (!extracted.ok && extracted.reason === 'scope_mismatch') {
     // Authentic bytes under another account's headers: a replay, refused as unauthentic for that account.
-    return reject(401, 'invalid_signature', VERIFY_MESSAGES.scope_mismatch ?? '', {
+    return reject(401, 'invalid_signature', VERIFY_MESSAGES.scope_mismatch, {
       provider: provider.id,
       reason: extracted.reason,
     });
@@ -314,7 +292,7 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
     expiresAt,
     ...(deps.settings.markEnqueued ? {} : { unmarked: true }),
   };
-  return withProviderReply(provider, request, await claimAndEnqueue(claim, outgoing, { ...ids, key }, deps));
+  return withProviderReply(provider, received, await claimAndEnqueue(claim, outgoing, { ...ids, key }, deps));
 }
 
 /**
@@ -324,14 +302,29 @@ async function receive(delivery: IncomingDelivery, deps: ReceiverDeps): Promise<
  */
 type Outgoing =
   | { readonly kind: 'inline'; readonly body: string }
-  | { readonly kind: 'claim-check'; readonly message: EventMessage; readonly bodyBytes: number };
+  | {
+      readonly kind: 'claim-check';
+      readonly message: EventMessage;
+      readonly bodyBytes: number;
+      readonly archive: Pick<PayloadArchive, 'put'>;
+    };
 
 function planMessage(message: EventMessage, bodyBytes: number, deps: ReceiverDeps): Outgoing | undefined {
   const body = JSON.stringify(message);
   const size = Buffer.byteLength(body);
   if (size <= deps.settings.claimCheckThresholdBytes) return { kind: 'inline', body };
-  if (deps.archive) return { kind: 'claim-check', message, bodyBytes };
+  if (deps.archive) return { kind: 'claim-check', message, bodyBytes, archive: deps.archive };
   return size <= SQS_MAX_MESSAGE_BYTES ? { kind: 'inline', body } : undefined;
+}
+
+/**
+ * A base64 body's bytes, or undefined when its length alone shows it decodes to more than `maxBytes`:
+ * then it is refused before it is decoded. Four characters carry three bytes, and padding makes
+ * the last group count up to two more than it holds, so a body of exactly `maxBytes` passes.
+ */
+function decodeBase64Within(body: string, maxBytes: number): Buffer | undefined {
+  if (Math.floor((body.length * 3) / 4) > maxBytes + 2) return undefined;
+  return Buffer.from(body, 'base64');
 }
 
 function pickEvent(event: ProviderEvent): ProviderEvent {
@@ -392,18 +385,39 @@ function tooLarge(
   );
 }
 
-const VERIFY_MESSAGES: Record<string, string> = {
+/** Why the receiver cannot check any delivery for a provider: its configuration, answered 500. */
+type ConfigurationGap = Extract<VerifyFailureReason, 'no_secret_configured' | 'public_url_not_configured'>;
+
+const NOT_CONFIGURED: Record<ConfigurationGap, { readonly log: string; readonly message: string }> = {
+  no_secret_configured: {
+    log: 'no usable signing secret is configured for the provider (none, or none in the format its scheme reads): every delivery is refused',
+    message: 'The receiver has no usable secret for this provider.',
+  },
+  public_url_not_configured: {
+    log: 'the provider signs its public URL and no PUBLIC_BASE_URL is set: every delivery is refused',
+    message: 'The receiver does not know its public URL for this provider.',
+  },
+};
+
+function notConfigured(provider: Provider, reason: ConfigurationGap, deps: ReceiverDeps): DeliveryResult {
+  deps.log.error(NOT_CONFIGURED[reason].log, { provider: provider.id, reason });
+  return reject(500, 'not_configured', NOT_CONFIGURED[reason].message, { provider: provider.id, reason });
+}
+
+/** The message of each 401: a verify failure, or an account the delivery's headers name. */
+const VERIFY_MESSAGES: Record<
+  Exclude<VerifyFailureReason, ConfigurationGap> | 'scope_mismatch' | 'unknown_account',
+  string
+> = {
   missing_signature: 'The signature header is missing.',
   malformed_signature: 'The signature header is malformed.',
   signature_mismatch: 'The signature does not match any configured secret.',
   timestamp_outside_tolerance: 'The signed timestamp is outside the accepted tolerance.',
-  no_secret_configured: 'The receiver has no secret for this provider.',
-  public_url_not_configured: 'The receiver does not know its public URL for this provider.',
   scope_mismatch: 'The unsigned account headers do not match the signed payload.',
-  unknown_account: 'No secret is configured for the account this delivery names.',
+  unknown_account: 'No secret is configured for the account this delivery names, or it names none.',
 };
 
-type Ids = Pick<DeliveryResult, 'provider' | 'eventId' | 'eventType' | 'key'>;
+type Ids = Required<Pick<DeliveryResult, 'provider' | 'eventId' | 'eventType' | 'key'>>;
 
 /** What a delivery does about a live claim it did not create. */
 type Decision = 'duplicate' | 'take-over' | 'wait' | 'send-copy';
@@ -566,7 +580,7 @@ async function enqueueAsHolder(
   let messageId: string | undefined;
   const stored: { archiveKey?: string } = {};
   try {
-    deps.faultPoint?.('receiver.afterClaim', ids.eventId ?? '');
+    deps.faultPoint?.('receiver.afterClaim', ids.eventId);
     ({ messageId } = await sendEvent(outgoing, held.firstSeenAt, ids, stored, deps));
   } catch (error) {
     const { archiveKey } = stored;
@@ -588,11 +602,14 @@ async function enqueueAsHolder(
         },
       );
     }
-    deps.log.error('enqueue failed; claim released, answering 500 so the provider retries', {
-      key: pk,
-      released,
-      error: errorSummary(error),
-    });
+    deps.log.error(
+      'enqueue failed; answering 500 so the provider retries (released: the claim was given back for the retry)',
+      {
+        key: pk,
+        released,
+        error: errorSummary(error),
+      },
+    );
     return reject(500, 'enqueue_failed', 'The event could not be queued; please retry.', {
       ...ids,
       ...(deliveries === undefined ? {} : { deliveries }),
@@ -627,10 +644,9 @@ async function sendEvent(
 ): Promise<{ messageId?: string }> {
   const clock = deps.clock ?? Date.now;
   if (outgoing.kind === 'inline') return deps.queue.send(outgoing.body);
-  if (!deps.archive) throw new Error('a claim check needs the archive bucket');
-  const archiveKey = await deps.archive.put(outgoing.message, firstSeenAt, clock());
+  const archiveKey = await outgoing.archive.put(outgoing.message, firstSeenAt, clock());
   stored.archiveKey = archiveKey;
-  deps.faultPoint?.('receiver.afterPayloadStored', ids.eventId ?? '');
+  deps.faultPoint?.('receiver.afterPayloadStored', ids.eventId);
   return deps.queue.send(JSON.stringify(claimCheckOf(outgoing.message, archiveKey, outgoing.bodyBytes)));
 }
 

@@ -37,8 +37,13 @@ async function onlyMessage(): Promise<ClaimCheckMessage> {
 describe('receiver: claim checks for bodies over the threshold', () => {
   it('stores a 700 KB push in the archive bucket and queues a small pointer to it', async () => {
     const body = pushBody(700_000, 'cc-700k');
-    const result = await h.deliver('github', body, await githubHeaders(body, { delivery: 'cc-700k' }));
+    // The fault points a claim check passes, each with the event id FAULT_POINTS=point@match matches.
+    const points: string[] = [];
+    const result = await h.deliver('github', body, await githubHeaders(body, { delivery: 'cc-700k' }), {
+      deps: { faultPoint: (point, eventId) => points.push(`${point}:${eventId}`) },
+    });
     expect(result).toMatchObject({ statusCode: 200, outcome: 'accepted', enqueued: 1 });
+    expect(points).toEqual(['receiver.afterClaim:cc-700k', 'receiver.afterPayloadStored:cc-700k']);
 
     const message = await onlyMessage();
     expect(message).not.toHaveProperty('body');

@@ -4,10 +4,14 @@
  */
 import { createHmac } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { PROVIDER_IDS, requireProvider } from '../../lambdas/providers/index.js';
 import type { EventQueue } from '../../lambdas/queue/event-queue.js';
 import { receiveDelivery } from '../../lambdas/receiver/core.js';
+import { parseProviderSettings } from '../../lambdas/receiver/settings.js';
 import { faultInjector } from '../../lambdas/shared/faults.js';
+import { StaticSecretSource } from '../../lambdas/shared/secrets.js';
 import { ClaimStatus } from '../../lambdas/store/claim.js';
+import { sampleDelivery } from '../../local/samples.js';
 import { putItem } from '../helpers/aws.js';
 import {
   asaasPaymentEvent,
@@ -81,8 +85,18 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
     const before = nowSeconds();
     const result = await h.deliver('stripe', body, stripeHeaders(body));
 
-    expect(result).toMatchObject({ statusCode: 200, outcome: 'accepted', deliveries: 1, enqueued: 1 });
-    expect(result.key).toBe(`stripe:acct_123:${event.id}`);
+    expect(result).toEqual({
+      statusCode: 200,
+      outcome: 'accepted',
+      message: 'Accepted.',
+      provider: 'stripe',
+      key: `stripe:acct_123:${event.id}`,
+      eventId: event.id,
+      eventType: 'customer.created',
+      deliveries: 1,
+      enqueued: 1,
+      tookOver: false,
+    });
     const claim = await h.claim(`stripe:acct_123:${event.id}`);
     expect(claim).toMatchObject({
       provider: 'stripe',
@@ -101,19 +115,26 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
 
     const messages = await h.drain();
     expect(messages).toHaveLength(1);
-    expect(messages[0]).toMatchObject({
+    expect(messages[0]).toEqual({
       v: 1,
       key: `stripe:acct_123:${event.id}`,
       provider: 'stripe',
       eventId: event.id,
       eventType: 'customer.created',
       account: 'acct_123',
+      objectId: event.data.object.id,
+      objectKind: 'customer',
+      occurredAt: event.created,
+      receivedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      claimExpiresAt: claim?.expiresAt,
+      headers: { 'content-type': 'application/json' },
       body,
       bodyEncoding: 'utf8',
     });
     // The signature never leaves the receiver.
     expect(JSON.stringify(messages[0])).not.toContain('v1=');
     expect(messages[0]?.headers).not.toHaveProperty('stripe-signature');
+    expect(h.logs).toEqual([]);
   });
 
   it('uses the composite key for Stripe payment_intent events', async () => {
@@ -233,13 +254,14 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
     const released = await h.claim(failed.key ?? '');
     expect(released?.status).toBe(ClaimStatus.Received);
     expect(released?.leaseExpiresAt).toBeLessThanOrEqual(Date.now());
-    expect(released?.lastError).toContain('SQS is unavailable');
+    expect(released?.lastError).toBe('enqueue failed: Error: SQS is unavailable (injected)');
     expect(await h.depth()).toBe(0);
 
     const retry = await h.deliver('stripe', body, stripeHeaders(body), { deps: { queue } });
     expect(retry).toMatchObject({
       statusCode: 200,
       outcome: 'accepted',
+      message: 'Accepted (an earlier delivery had not completed).',
       tookOver: true,
       deliveries: 2,
       enqueued: 1,
@@ -248,6 +270,46 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
     expect(claim).toMatchObject({ status: ClaimStatus.Enqueued, deliveries: 2 });
     expect(claim?.lastError).toBeUndefined();
     expect(await h.drain()).toHaveLength(1);
+  });
+
+  it('answers 500 when neither the send nor the release goes through, and says both in the log', async () => {
+    const event = stripeCustomerEvent();
+    const pk = `stripe:platform:${event.id}`;
+    const store = Object.assign(Object.create(h.store), {
+      releaseClaim: async () => {
+        throw new Error('DynamoDB is unavailable (injected)');
+      },
+    });
+    const body = JSON.stringify(event);
+    const result = await h.deliver('stripe', body, stripeHeaders(body), {
+      deps: { store, queue: failingQueue(h.queue, 1) },
+    });
+    expect(result).toEqual({
+      statusCode: 500,
+      outcome: 'enqueue_failed',
+      message: 'The event could not be queued; please retry.',
+      provider: 'stripe',
+      key: pk,
+      eventId: event.id,
+      eventType: event.type,
+      deliveries: 1,
+      enqueued: 0,
+    });
+    expect(h.logs).toEqual([
+      {
+        level: 'error',
+        message: 'could not release the claim after a failed enqueue; it frees itself when the lease ends',
+        details: { key: pk, error: 'Error: DynamoDB is unavailable (injected)' },
+      },
+      {
+        level: 'error',
+        message:
+          'enqueue failed; answering 500 so the provider retries (released: the claim was given back for the retry)',
+        details: { key: pk, released: false, error: 'Error: SQS is unavailable (injected)' },
+      },
+    ]);
+    // Still held by the failed delivery's lease, which frees it when it ends.
+    expect(await h.claim(pk)).toMatchObject({ status: ClaimStatus.Received, leaseOwner: 'receiver' });
   });
 
   it('recovers from a crash between the claim and the enqueue (fault point receiver.afterClaim)', async () => {
@@ -326,6 +388,174 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
     expect(await h.drain()).toHaveLength(1);
   });
 
+  it('takes over a FAILED claim that kept its unmarked flag, with or without marks, rather than copying it', async () => {
+    // The processor does not clear `unmarked`: a claim accepted with MARK_ENQUEUED=false fails with it.
+    for (const markEnqueued of [true, false]) {
+      const event = stripeCustomerEvent();
+      const pk = `stripe:platform:${event.id}`;
+      await seedClaim(event, {
+        status: ClaimStatus.Failed,
+        unmarked: true,
+        deliveries: 1,
+        firstSeenAt: new Date().toISOString(),
+        lastSeenAt: new Date().toISOString(),
+        expiresAt: nowSeconds() + DAY,
+        lastError: 'handler threw',
+      });
+      const body = JSON.stringify(event);
+      const result = await h.deliver('stripe', body, stripeHeaders(body), {
+        deps: { settings: { ...h.settings, markEnqueued } },
+      });
+      expect({ markEnqueued, result }).toMatchObject({
+        markEnqueued,
+        result: { statusCode: 200, outcome: 'accepted', tookOver: true, enqueued: 1 },
+      });
+      const claim = await h.claim(pk);
+      expect(claim?.status).toBe(markEnqueued ? ClaimStatus.Enqueued : ClaimStatus.Received);
+      expect(claim?.unmarked).toBe(markEnqueued ? undefined : true);
+      // Unmarked, the claim keeps the receiver's lease until a processor takes it.
+      expect(claim?.leaseOwner).toBe(markEnqueued ? undefined : 'receiver');
+      expect(claim?.deliveries).toBe(2);
+    }
+    expect(await h.drain()).toHaveLength(2);
+  });
+
+  it('claims again when the claim vanished before its duplicate was counted, and counts the delivery once', async () => {
+    const event = stripeCustomerEvent();
+    const pk = `stripe:platform:${event.id}`;
+    await seedClaim(event, {
+      status: ClaimStatus.Enqueued,
+      deliveries: 1,
+      firstSeenAt: new Date().toISOString(),
+      lastSeenAt: new Date().toISOString(),
+      expiresAt: nowSeconds() + DAY,
+    });
+    // The first count finds no live claim (as if it expired in between); the claim is written again.
+    let counts = 0;
+    const store = Object.assign(Object.create(h.store), {
+      recordDuplicate: (...args: Parameters<typeof h.store.recordDuplicate>) => {
+        counts += 1;
+        return counts === 1 ? Promise.resolve(undefined) : h.store.recordDuplicate(...args);
+      },
+    });
+    const body = JSON.stringify(event);
+    const result = await h.deliver('stripe', body, stripeHeaders(body), { deps: { store } });
+    expect(result).toEqual({
+      statusCode: 200,
+      outcome: 'duplicate',
+      message: 'Already received (ENQUEUED); nothing new was queued.',
+      provider: 'stripe',
+      key: pk,
+      eventId: event.id,
+      eventType: event.type,
+      deliveries: 2,
+      enqueued: 0,
+    });
+    expect(counts).toBe(2);
+    expect((await h.claim(pk))?.deliveries).toBe(2);
+  });
+
+  it('counts a delivery once when the claim vanished after a lost take-over and was written again', async () => {
+    const event = stripeCustomerEvent();
+    const pk = `stripe:platform:${event.id}`;
+    await seedClaim(event, {
+      status: ClaimStatus.Failed,
+      deliveries: 1,
+      firstSeenAt: new Date().toISOString(),
+      lastSeenAt: new Date().toISOString(),
+      expiresAt: nowSeconds() + DAY,
+    });
+    // The first take-over loses the race and the look after it finds nothing; the next round's
+    // claim write fails on the claim that is there, which is taken over without a second count.
+    let takeOvers = 0;
+    let reads = 0;
+    const store = Object.assign(Object.create(h.store), {
+      takeOver: (...args: Parameters<typeof h.store.takeOver>) => {
+        takeOvers += 1;
+        return takeOvers === 1 ? Promise.resolve(undefined) : h.store.takeOver(...args);
+      },
+      getClaim: (...args: Parameters<typeof h.store.getClaim>) => {
+        reads += 1;
+        return reads === 1 ? Promise.resolve(undefined) : h.store.getClaim(...args);
+      },
+    });
+    const body = JSON.stringify(event);
+    const result = await h.deliver('stripe', body, stripeHeaders(body), { deps: { store } });
+    expect(result).toMatchObject({ statusCode: 200, outcome: 'accepted', tookOver: true, deliveries: 2 });
+    expect(takeOvers).toBe(2);
+    expect((await h.claim(pk))?.deliveries).toBe(2);
+    expect(await h.drain()).toHaveLength(1);
+  });
+
+  it('waits DUPLICATE_WAIT_MS in steps of DUPLICATE_POLL_MS, and answers 503 once another step would pass it', async () => {
+    const body = JSON.stringify(stripeCustomerEvent());
+    const headers = stripeHeaders(body);
+    const gated = gatedQueue(h.queue);
+    const first = h.deliver('stripe', body, headers, { deps: { queue: gated.queue } });
+    await gated.sending;
+    const [held] = await h.claims();
+    // 3.5 s left on the first delivery's lease by the time the wait (100 ms) is over.
+    let now = (held?.leaseExpiresAt ?? 0) - 3_600;
+    const sleeps: number[] = [];
+    const second = await h.deliver('stripe', body, headers, {
+      deps: {
+        clock: () => now,
+        sleep: async (ms) => {
+          sleeps.push(ms);
+          now += ms;
+        },
+        settings: { ...h.settings, duplicateWaitMs: 100, duplicatePollMs: 50 },
+      },
+    });
+    // Retry-After: the seconds left on the holder's lease, rounded up.
+    expect(second).toMatchObject({ statusCode: 503, outcome: 'in_flight', headers: { 'retry-after': '4' } });
+    // At 0 and 50 ms another 50 ms step ends within the 100 ms; at 100 ms it would not.
+    expect(sleeps).toEqual([50, 50]);
+    gated.open();
+    await first;
+  });
+
+  it('gives up after 200 claim rounds that never settle: 503, Retry-After 1, logged', async () => {
+    const event = stripeCustomerEvent();
+    await seedClaim(event, {
+      status: ClaimStatus.Failed,
+      deliveries: 1,
+      firstSeenAt: new Date().toISOString(),
+      lastSeenAt: new Date().toISOString(),
+      expiresAt: nowSeconds() + DAY,
+    });
+    // Every take-over loses the race (as if another delivery always moved the claim first).
+    let takeOvers = 0;
+    const store = Object.assign(Object.create(h.store), {
+      takeOver: async () => {
+        takeOvers += 1;
+        return undefined;
+      },
+    });
+    const body = JSON.stringify(event);
+    const result = await h.deliver('stripe', body, stripeHeaders(body), { deps: { store } });
+    expect(result).toEqual({
+      statusCode: 503,
+      outcome: 'in_flight',
+      message: 'The claim did not settle; retry shortly.',
+      headers: { 'retry-after': '1' },
+      provider: 'stripe',
+      key: `stripe:platform:${event.id}`,
+      eventId: event.id,
+      eventType: event.type,
+      enqueued: 0,
+    });
+    expect(takeOvers).toBe(200);
+    expect(h.logs).toEqual([
+      {
+        level: 'error',
+        message: 'claim did not settle; answering 503',
+        details: { key: `stripe:platform:${event.id}` },
+      },
+    ]);
+    expect(await h.depth()).toBe(0);
+  });
+
   it('makes a duplicate wait for the in-flight first delivery and answer 200 once it has queued', async () => {
     const body = JSON.stringify(stripeCustomerEvent());
     const headers = stripeHeaders(body);
@@ -341,6 +571,37 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
     expect(await h.drain()).toHaveLength(1);
   });
 
+  it('polls the claim once per DUPLICATE_POLL_MS while a duplicate waits, not in a busy loop', async () => {
+    const body = JSON.stringify(stripeCustomerEvent());
+    const headers = stripeHeaders(body);
+    const gated = gatedQueue(h.queue);
+    const first = h.deliver('stripe', body, headers, { deps: { queue: gated.queue } });
+    await gated.sending;
+    let reads = 0;
+    let writes = 0;
+    const store = Object.assign(Object.create(h.store), {
+      getClaim: (...args: Parameters<typeof h.store.getClaim>) => {
+        reads += 1;
+        return h.store.getClaim(...args);
+      },
+      createClaim: (...args: Parameters<typeof h.store.createClaim>) => {
+        writes += 1;
+        return h.store.createClaim(...args);
+      },
+    });
+    const second = h.deliver('stripe', body, headers, {
+      deps: { queue: gated.queue, store, settings: { ...h.settings, duplicatePollMs: 100 } },
+    });
+    setTimeout(gated.open, 350);
+    expect(await second).toMatchObject({ statusCode: 200, outcome: 'duplicate' });
+    await first;
+    // About 350 ms of waiting at one read per 100 ms (a busy loop reads the claim hundreds of times).
+    expect(reads).toBeGreaterThanOrEqual(3);
+    expect(reads).toBeLessThanOrEqual(6);
+    // One claim write; the rounds after it only read.
+    expect(writes).toBe(1);
+  });
+
   it('answers 503 with Retry-After when the first delivery is still in flight after the wait', async () => {
     const body = JSON.stringify(stripeCustomerEvent());
     const headers = stripeHeaders(body);
@@ -350,10 +611,21 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
     const second = await h.deliver('stripe', body, headers, {
       deps: { queue: gated.queue, settings: { ...h.settings, duplicateWaitMs: 150 } },
     });
-    expect(second).toMatchObject({ statusCode: 503, outcome: 'in_flight', enqueued: 0 });
-    const retryAfter = Number(second.headers?.['retry-after']);
-    expect(retryAfter).toBeGreaterThanOrEqual(1);
-    expect(retryAfter).toBeLessThanOrEqual(h.settings.leaseSeconds);
+    expect(second).toEqual({
+      statusCode: 503,
+      outcome: 'in_flight',
+      message: 'An earlier delivery of this event is still being accepted; retry shortly.',
+      headers: { 'retry-after': expect.any(String) },
+      provider: 'stripe',
+      key: expect.stringMatching(/^stripe:platform:evt_/),
+      eventId: expect.any(String),
+      eventType: 'customer.created',
+      deliveries: 2,
+      enqueued: 0,
+    });
+    // The seconds left on the first delivery's lease (the harness's 10 s, less the 150 ms waited).
+    expect(second.headers?.['retry-after']).toBe(String(h.settings.leaseSeconds));
+    expect(h.logs).toEqual([]);
     expect(await h.depth()).toBe(0); // nothing was queued on the strength of the unfinished claim
 
     gated.open();
@@ -396,6 +668,63 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
     expect(await h.store.releaseClaim(pk, tokenA ?? '', 'late', clock())).toBe(false);
     expect(await h.store.markEnqueued(pk, tokenA ?? '', 'late-message', clock())).toBe(false);
     expect(await h.claim(pk)).toEqual(afterB);
+    expect(await h.drain()).toHaveLength(1);
+  });
+
+  it('answers 200 to a send that went through after its lease was taken over, with a warning and the extra message', async () => {
+    const event = stripeCustomerEvent();
+    const pk = `stripe:platform:${event.id}`;
+    const body = JSON.stringify(event);
+    const headers = stripeHeaders(body);
+    // A's SendMessage goes through only after B, arriving after A's lease, has taken the claim over.
+    let clockOffset = 0;
+    const clock = () => Date.now() + clockOffset;
+    const gated = gatedQueue(h.queue);
+    const a = h.deliver('stripe', body, headers, { deps: { queue: gated.queue, clock } });
+    await gated.sending;
+    clockOffset = (h.settings.leaseSeconds + 1) * 1000;
+    expect(await h.deliver('stripe', body, headers, { deps: { clock } })).toMatchObject({
+      outcome: 'accepted',
+      tookOver: true,
+    });
+    const afterB = await h.claim(pk);
+    gated.open();
+    // A's message is queued, so its answer is 200; its mark is refused and changes nothing.
+    expect(await a).toMatchObject({ statusCode: 200, outcome: 'accepted', enqueued: 1 });
+    expect(await h.claim(pk)).toEqual(afterB);
+    expect(h.logs).toEqual([
+      {
+        level: 'warn',
+        message:
+          'lease was taken over before the ENQUEUED mark; the extra message is absorbed by the processor',
+        details: { key: pk },
+      },
+    ]);
+    expect(await h.drain()).toHaveLength(2);
+  });
+
+  it('answers 200 when the ENQUEUED mark fails after the send: the message is queued, the claim recovers by lease', async () => {
+    const event = stripeCustomerEvent();
+    const pk = `stripe:platform:${event.id}`;
+    const store = Object.assign(Object.create(h.store), {
+      markEnqueued: async () => {
+        throw new Error('DynamoDB is unavailable (injected)');
+      },
+    });
+    const body = JSON.stringify(event);
+    expect(await h.deliver('stripe', body, stripeHeaders(body), { deps: { store } })).toMatchObject({
+      statusCode: 200,
+      outcome: 'accepted',
+      enqueued: 1,
+    });
+    expect(h.logs).toEqual([
+      {
+        level: 'warn',
+        message: 'could not mark the claim ENQUEUED; the message is queued and the claim recovers by lease',
+        details: { key: pk, error: 'Error: DynamoDB is unavailable (injected)' },
+      },
+    ]);
+    expect(await h.claim(pk)).toMatchObject({ status: ClaimStatus.Received, leaseOwner: 'receiver' });
     expect(await h.drain()).toHaveLength(1);
   });
 
@@ -445,10 +774,13 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
     it('answers 401 to a Stripe delivery with a wrong signature', async () => {
       const body = JSON.stringify(stripeCustomerEvent());
       const result = await h.deliver('stripe', body, stripeHeaders(body, 'whsec_not_the_secret'));
-      expect(result).toMatchObject({
+      expect(result).toEqual({
         statusCode: 401,
         outcome: 'invalid_signature',
         reason: 'signature_mismatch',
+        message: 'The signature does not match any configured secret.',
+        provider: 'stripe',
+        enqueued: 0,
       });
       await expectNothingWritten();
     });
@@ -456,10 +788,13 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
     it('answers 401 to a delivery with no signature header', async () => {
       const body = JSON.stringify(stripeCustomerEvent());
       const result = await h.deliver('stripe', body, { 'content-type': 'application/json' });
-      expect(result).toMatchObject({
+      expect(result).toEqual({
         statusCode: 401,
         outcome: 'invalid_signature',
         reason: 'missing_signature',
+        message: 'The signature header is missing.',
+        provider: 'stripe',
+        enqueued: 0,
       });
       await expectNothingWritten();
     });
@@ -471,11 +806,65 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
         body,
         stripeHeaders(body, TEST_SECRETS.stripe, nowSeconds() - 301),
       );
-      expect(result).toMatchObject({
+      expect(result).toEqual({
         statusCode: 401,
         outcome: 'invalid_signature',
         reason: 'timestamp_outside_tolerance',
+        message: 'The signed timestamp is outside the accepted tolerance.',
+        provider: 'stripe',
+        enqueued: 0,
       });
+      await expectNothingWritten();
+    });
+
+    it('answers 401 malformed_signature to a Stripe signature header with no timestamp', async () => {
+      const body = JSON.stringify(stripeCustomerEvent());
+      const result = await h.deliver('stripe', body, { 'stripe-signature': 'v1=abc' });
+      expect(result).toEqual({
+        statusCode: 401,
+        outcome: 'invalid_signature',
+        reason: 'malformed_signature',
+        message: 'The signature header is malformed.',
+        provider: 'stripe',
+        enqueued: 0,
+      });
+      await expectNothingWritten();
+    });
+
+    it("enforces a provider's configured tolerance, not its default", async () => {
+      const settings = {
+        ...h.settings,
+        providers: parseProviderSettings(JSON.stringify({ stripe: { toleranceSeconds: 60 } })),
+      };
+      const body = JSON.stringify(stripeCustomerEvent());
+      // 120 s old: within Stripe's default 300 s, outside the configured 60 s.
+      const result = await h.deliver('stripe', body, stripeHeaders(body, undefined, nowSeconds() - 120), {
+        deps: { settings },
+      });
+      expect(result).toMatchObject({ statusCode: 401, reason: 'timestamp_outside_tolerance' });
+      expect(
+        await h.deliver('stripe', body, stripeHeaders(body, undefined, nowSeconds() - 120)),
+      ).toMatchObject({
+        statusCode: 200,
+        outcome: 'accepted',
+      });
+    });
+
+    it("answers 500 internal_error, logged, when the receiver's settings miss a provider", async () => {
+      const body = JSON.stringify(stripeCustomerEvent());
+      const result = await h.deliver('stripe', body, stripeHeaders(body), {
+        deps: {
+          settings: { ...h.settings, providers: { ...h.settings.providers, stripe: undefined } as never },
+        },
+      });
+      expect(result).toMatchObject({ statusCode: 500, outcome: 'internal_error' });
+      expect(h.logs).toEqual([
+        {
+          level: 'error',
+          message: 'delivery failed with an unexpected error',
+          details: { error: "Error: the receiver's settings have no entry for provider stripe" },
+        },
+      ]);
       await expectNothingWritten();
     });
 
@@ -504,7 +893,14 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
       const { id: _id, ...event } = stripeCustomerEvent();
       const body = JSON.stringify(event);
       const result = await h.deliver('stripe', body, stripeHeaders(body));
-      expect(result).toMatchObject({ statusCode: 400, outcome: 'malformed', reason: 'missing_event_id' });
+      expect(result).toEqual({
+        statusCode: 400,
+        outcome: 'malformed',
+        reason: 'missing_event_id',
+        message: 'The payload is authentic but unusable: missing_event_id.',
+        provider: 'stripe',
+        enqueued: 0,
+      });
       await expectNothingWritten();
     });
 
@@ -522,7 +918,16 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
         data: { object: { object: 'payment_intent', status: 'succeeded' } },
       });
       const result = await h.deliver('stripe', body, stripeHeaders(body));
-      expect(result).toMatchObject({ statusCode: 400, outcome: 'malformed', reason: 'missing_object_id' });
+      expect(result).toEqual({
+        statusCode: 400,
+        outcome: 'malformed',
+        reason: 'missing_object_id',
+        message: 'The composite key rule needs an object id and the payload has none.',
+        provider: 'stripe',
+        eventId: event.id,
+        eventType: event.type,
+        enqueued: 0,
+      });
       await expectNothingWritten();
     });
 
@@ -555,11 +960,25 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
           accountStart: 'platform',
         },
       });
+      // An account too long is cut short in the log the same way.
+      const account = `acct_${'y'.repeat(600)}`;
+      const long = JSON.stringify(stripeCustomerEvent({ eventId: 'evt_short', account }));
+      expect(await h.deliver('stripe', long, stripeHeaders(long))).toMatchObject({ reason: 'key_too_long' });
+      expect(h.logs.at(-1)?.details).toMatchObject({
+        eventIdStart: 'evt_short',
+        accountStart: account.slice(0, 100),
+      });
+      await expectNothingWritten();
     });
 
     it('answers 404 to an unknown provider', async () => {
       const result = await h.deliver('paypal', '{}', {});
-      expect(result).toMatchObject({ statusCode: 404, outcome: 'unknown_provider' });
+      expect(result).toEqual({
+        statusCode: 404,
+        outcome: 'unknown_provider',
+        message: 'No webhook provider is configured at this path.',
+        enqueued: 0,
+      });
       const proto = await h.deliver('__proto__', '{}', {});
       expect(proto).toMatchObject({ statusCode: 404, outcome: 'unknown_provider' });
       await expectNothingWritten();
@@ -578,6 +997,75 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
       await expectNothingWritten();
     });
 
+    it('accepts a body of exactly MAX_BODY_BYTES, plain or base64, and refuses one byte more', async () => {
+      const settings = { ...h.settings, maxBodyBytes: 1000 }; // 1000 = 3 x 333 + 1: base64 pads it
+      const sized = (bytes: number) => {
+        const event = { ...stripeCustomerEvent(), padding: '' };
+        const padding = 'x'.repeat(bytes - Buffer.byteLength(JSON.stringify(event)));
+        return JSON.stringify({ ...event, padding });
+      };
+      for (const isBase64Encoded of [false, true]) {
+        const exact = sized(1000);
+        expect(
+          await h.deliver('stripe', exact, stripeHeaders(exact), { isBase64Encoded, deps: { settings } }),
+        ).toMatchObject({ statusCode: 200, outcome: 'accepted' });
+        const over = sized(1001);
+        expect(
+          await h.deliver('stripe', over, stripeHeaders(over), { isBase64Encoded, deps: { settings } }),
+        ).toEqual({
+          statusCode: 413,
+          outcome: 'payload_too_large',
+          reason: 'body_too_large',
+          message: 'The body is larger than the receiver accepts (1000 bytes).',
+          provider: 'stripe',
+          enqueued: 0,
+        });
+      }
+      expect(await h.drain()).toHaveLength(2);
+    });
+
+    it('refuses a base64 body on its encoded length, before decoding it', async () => {
+      const settings = { ...h.settings, maxBodyBytes: 1000 };
+      // 1,340 characters that are not base64 decode to nothing; their length alone says "too large".
+      const result = await receiveDelivery(
+        { providerId: 'stripe', method: 'POST', headers: {}, body: '!'.repeat(1340), isBase64Encoded: true },
+        { ...h.deps, settings },
+      );
+      expect(result).toMatchObject({ statusCode: 413, reason: 'body_too_large' });
+      await expectNothingWritten();
+    });
+
+    it('checks a delivery with no body (API Gateway sends null) as the empty body', async () => {
+      const result = await receiveDelivery(
+        {
+          providerId: 'stripe',
+          method: 'POST',
+          headers: stripeHeaders(''),
+          body: undefined,
+          isBase64Encoded: false,
+        },
+        h.deps,
+      );
+      // Authentic (the signature covers the empty body), and not an event.
+      expect(result).toMatchObject({ statusCode: 400, outcome: 'malformed', reason: 'invalid_json' });
+      await expectNothingWritten();
+    });
+
+    it('without an archive bucket, queues a message over the claim-check threshold inline while SQS takes it', async () => {
+      const { archive: _archive, ...withoutArchive } = h.deps;
+      const deps = { ...withoutArchive, settings: { ...h.settings, claimCheckThresholdBytes: 2000 } };
+      const event = { ...stripeCustomerEvent(), note: 'x'.repeat(5000) };
+      const body = JSON.stringify(event);
+      const result = await receiveDelivery(
+        { providerId: 'stripe', method: 'POST', headers: stripeHeaders(body), body, isBase64Encoded: false },
+        deps,
+      );
+      expect(result).toMatchObject({ statusCode: 200, outcome: 'accepted', enqueued: 1 });
+      const [message] = await h.drain();
+      expect(message).toMatchObject({ eventId: event.id, body });
+      expect(message).not.toHaveProperty('archiveKey');
+    });
+
     it('without an archive bucket, answers 413 when JSON escaping would push the message past SQS’s limit', async () => {
       const event = { ...stripeCustomerEvent(), note: '"'.repeat(600_000) };
       const body = JSON.stringify(event); // ~1.2 MB once escaped in the envelope
@@ -592,7 +1080,14 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
 
     it('answers 405 to a GET', async () => {
       const result = await h.deliver('stripe', '', {}, { method: 'GET' });
-      expect(result).toMatchObject({ statusCode: 405, outcome: 'method_not_allowed' });
+      expect(result).toEqual({
+        statusCode: 405,
+        outcome: 'method_not_allowed',
+        message: 'Webhooks must be sent with POST.',
+        provider: 'stripe',
+        headers: { allow: 'POST' },
+        enqueued: 0,
+      });
       await expectNothingWritten();
     });
 
@@ -601,8 +1096,72 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
       const result = await h.deliver('github', body, await githubHeaders(body), {
         deps: { secrets: { getSecrets: async () => [] } },
       });
-      expect(result).toMatchObject({ statusCode: 500, outcome: 'not_configured' });
-      expect(h.logs.some((l) => l.level === 'error' && l.message.includes('no signing secret'))).toBe(true);
+      expect(result).toEqual({
+        statusCode: 500,
+        outcome: 'not_configured',
+        reason: 'no_secret_configured',
+        message: 'The receiver has no usable secret for this provider.',
+        provider: 'github',
+        enqueued: 0,
+      });
+      expect(h.logs).toEqual([
+        {
+          level: 'error',
+          message: expect.stringContaining('no usable signing secret is configured for the provider'),
+          details: { provider: 'github', reason: 'no_secret_configured' },
+        },
+      ]);
+      await expectNothingWritten();
+    });
+
+    it('answers 500 not_configured for every provider that has no secret', async () => {
+      for (const provider of PROVIDER_IDS) {
+        const delivery = sampleDelivery(provider, {
+          secret: requireProvider(provider).secret.devSecret,
+          nowSeconds: nowSeconds(),
+          url: 'https://hooks.example.com/webhooks/x',
+        });
+        const result = await h.deliver(provider, delivery.body, delivery.headers, {
+          deps: {
+            secrets: new StaticSecretSource({}),
+            settings: { ...h.settings, publicBaseUrl: 'https://hooks.example.com/' },
+          },
+        });
+        expect({ provider, ...result }).toMatchObject({
+          provider,
+          statusCode: 500,
+          outcome: 'not_configured',
+          reason: 'no_secret_configured',
+        });
+      }
+      await expectNothingWritten();
+    });
+
+    it('answers 500 not_configured, not 401, when the configured secret is in no format the scheme reads', async () => {
+      // A Standard Webhooks secret that is not base64, a Discord public key that is not 32 bytes of hex:
+      // the operator's mistake, retried by the provider until it is fixed, and said in the log.
+      for (const [provider, unusable] of [
+        ['standard', 'whsec_!!!'],
+        ['discord', 'not-a-key'],
+      ] as const) {
+        const delivery = sampleDelivery(provider, {
+          secret: TEST_SECRETS[provider],
+          nowSeconds: nowSeconds(),
+        });
+        const result = await h.deliver(provider, delivery.body, delivery.headers, {
+          deps: { secrets: new StaticSecretSource({ [provider]: [unusable] }) },
+        });
+        expect(result).toMatchObject({
+          statusCode: 500,
+          outcome: 'not_configured',
+          reason: 'no_secret_configured',
+          provider,
+        });
+        expect(h.logs.at(-1)).toMatchObject({
+          level: 'error',
+          details: { provider, reason: 'no_secret_configured' },
+        });
+      }
       await expectNothingWritten();
     });
 
@@ -630,7 +1189,19 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
         }),
       },
     });
-    expect(result).toMatchObject({ statusCode: 500, outcome: 'internal_error' });
+    expect(result).toEqual({
+      statusCode: 500,
+      outcome: 'internal_error',
+      message: 'Internal error; the delivery was not accepted, please retry.',
+      enqueued: 0,
+    });
+    expect(h.logs).toEqual([
+      {
+        level: 'error',
+        message: 'delivery failed with an unexpected error',
+        details: { error: 'Error: ProvisionedThroughputExceededException (injected)' },
+      },
+    ]);
     expect(await h.depth()).toBe(0);
   });
 });

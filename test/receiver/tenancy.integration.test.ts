@@ -43,10 +43,13 @@ describe('receiver: the account scope comes from signed content', () => {
       },
     ]) {
       const result = await h.deliver('github', body, replay);
-      expect(result).toMatchObject({
+      expect(result).toEqual({
         statusCode: 401,
         outcome: 'invalid_signature',
         reason: 'scope_mismatch',
+        message: 'The unsigned account headers do not match the signed payload.',
+        provider: 'github',
+        enqueued: 0,
       });
     }
     expect(await h.claims()).toEqual(before);
@@ -112,6 +115,24 @@ describe('receiver: the account scope comes from signed content', () => {
       outcome: 'invalid_signature',
       reason: 'unknown_account',
     });
+    expect(await h.claims()).toEqual([]);
+  });
+
+  it('answers 401 unknown_account, not 500 not_configured, to a delivery naming no account when only accounts have secrets', async () => {
+    const h = await createReceiverHarness();
+    const deps = { secrets: new StaticSecretSource({}, { shopify: { [SHOP_A]: ['shpss_shop_a'] } }) };
+    const body = JSON.stringify(shopifyOrder());
+    const { 'x-shopify-shop-domain': _shop, ...headers } = shopifyHeaders(body, { secret: 'shpss_shop_a' });
+    expect(await h.deliver('shopify', body, headers, { deps })).toEqual({
+      statusCode: 401,
+      outcome: 'invalid_signature',
+      reason: 'unknown_account',
+      message: 'No secret is configured for the account this delivery names, or it names none.',
+      provider: 'shopify',
+      enqueued: 0,
+    });
+    // The configuration is not at fault: nothing says "every delivery is refused".
+    expect(h.logs).toEqual([]);
     expect(await h.claims()).toEqual([]);
   });
 });

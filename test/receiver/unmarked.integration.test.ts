@@ -73,7 +73,14 @@ describe('receiver with markEnqueued: false', () => {
       Array.from({ length: 5 }, () => h.receiver.deliver('stripe', body, headers, unmarked())),
     );
     for (const copy of copies)
-      expect(copy).toMatchObject({ statusCode: 200, outcome: 'duplicate', enqueued: 1, key: first.key });
+      expect(copy).toMatchObject({
+        statusCode: 200,
+        outcome: 'duplicate',
+        message:
+          'Already received (RECEIVED, not yet taken by a processor); a copy was queued, which the processor absorbs.',
+        enqueued: 1,
+        key: first.key,
+      });
     expect(await h.receiver.depth()).toBe(6);
     expect(await h.receiver.claim(first.key ?? '')).toMatchObject({
       status: ClaimStatus.Received,
@@ -122,7 +129,24 @@ describe('receiver with markEnqueued: false', () => {
     const first = await h.receiver.deliver('stripe', body, headers, unmarked());
     const before = await h.receiver.claim(first.key ?? '');
     const copy = await h.receiver.deliver('stripe', body, headers, unmarked({ queue: failingQueue }));
-    expect(copy).toMatchObject({ statusCode: 500, outcome: 'enqueue_failed' });
+    expect(copy).toEqual({
+      statusCode: 500,
+      outcome: 'enqueue_failed',
+      message: 'The event could not be queued; please retry.',
+      provider: 'stripe',
+      key: first.key,
+      eventId: first.eventId,
+      eventType: first.eventType,
+      deliveries: 2,
+      enqueued: 0,
+    });
+    expect(h.receiver.logs).toEqual([
+      {
+        level: 'error',
+        message: 'could not send a copy of an unmarked claim; answering 500 so the provider retries',
+        details: { key: first.key, error: 'Error: SQS is unavailable' },
+      },
+    ]);
     const after = await h.receiver.claim(first.key ?? '');
     expect(after).toMatchObject({
       status: ClaimStatus.Received,

@@ -42,9 +42,21 @@ describe('a provider that signs its public URL', () => {
       outcome: 'not_configured',
       reason: 'public_url_not_configured',
     });
-    expect(withoutBase.logs).toContainEqual(
-      expect.objectContaining({ level: 'error', details: { provider: 'square' } }),
-    );
+    expect(result).toEqual({
+      statusCode: 500,
+      outcome: 'not_configured',
+      reason: 'public_url_not_configured',
+      message: 'The receiver does not know its public URL for this provider.',
+      provider: 'square',
+      enqueued: 0,
+    });
+    expect(withoutBase.logs).toEqual([
+      {
+        level: 'error',
+        message: 'the provider signs its public URL and no PUBLIC_BASE_URL is set: every delivery is refused',
+        details: { provider: 'square', reason: 'public_url_not_configured' },
+      },
+    ]);
     expect(await withoutBase.claims()).toHaveLength(0);
     // Providers that sign no URL run as before without it.
     const stripe = sampleDelivery('stripe', { secret: TEST_SECRETS.stripe, nowSeconds: now() });
@@ -115,11 +127,14 @@ describe("a handshake (Slack's url_verification)", () => {
       nowSeconds: now(),
     });
     const result = await h.deliver('slack', delivery.body, delivery.headers);
-    expect(result).toMatchObject({
+    expect(result).toEqual({
       statusCode: 200,
       outcome: 'handshake',
       reason: 'url_verification',
+      message: "Answered the provider's url_verification; nothing was claimed or queued.",
+      provider: 'slack',
       enqueued: 0,
+      response: { contentType: 'application/json', body: '{"challenge":"the-challenge"}' },
     });
     expect(toHttpResponse(result)).toEqual({
       statusCode: 200,
@@ -146,5 +161,107 @@ describe("a handshake (Slack's url_verification)", () => {
       reason: 'timestamp_outside_tolerance',
     });
     expect(await h.claims()).toHaveLength(0);
+  });
+});
+
+describe("a provider that expects its own acknowledgement (Discord's deferred response)", () => {
+  let h: ReceiverHarness;
+  beforeAll(async () => {
+    h = await createReceiverHarness();
+  }, 60_000);
+  afterAll(() => {
+    h?.dynamo.destroy();
+    h?.sqs.destroy();
+  });
+
+  const command = (eventId: string) =>
+    sampleDelivery('discord', {
+      type: 'application_command.refund',
+      eventId,
+      secret: TEST_SECRETS.discord,
+      nowSeconds: now(),
+    });
+  const deferred = { contentType: 'application/json', body: '{"type":5}' };
+
+  it("answers accepted and duplicate deliveries with the provider's body and the verdict in a header", async () => {
+    const delivery = command('1187301233440160001');
+    const first = await h.deliver('discord', delivery.body, delivery.headers);
+    expect(first).toMatchObject({
+      statusCode: 200,
+      outcome: 'accepted',
+      headers: { 'x-webhook-outcome': 'accepted' },
+      response: deferred,
+      enqueued: 1,
+    });
+    expect(toHttpResponse(first)).toEqual({
+      statusCode: 200,
+      headers: { 'content-type': 'application/json', 'x-webhook-outcome': 'accepted' },
+      body: '{"type":5}',
+    });
+    const again = await h.deliver('discord', delivery.body, delivery.headers);
+    expect(again).toMatchObject({
+      statusCode: 200,
+      outcome: 'duplicate',
+      headers: { 'x-webhook-outcome': 'duplicate' },
+      response: deferred,
+      enqueued: 0,
+    });
+    expect(await h.drain()).toHaveLength(1);
+  });
+
+  it("answers a failed enqueue with the receiver's 500, never the provider's 200, so the event is retried", async () => {
+    const delivery = command('1187301233440160002');
+    const result = await h.deliver('discord', delivery.body, delivery.headers, {
+      deps: {
+        queue: {
+          send: async () => {
+            throw new Error('SQS is unavailable (injected)');
+          },
+        },
+      },
+    });
+    expect(result).toMatchObject({ statusCode: 500, outcome: 'enqueue_failed', enqueued: 0 });
+    expect(result.response).toBeUndefined();
+    expect(result.headers).toBeUndefined();
+    // The provider's retry is accepted and answered in its format.
+    expect(await h.deliver('discord', delivery.body, delivery.headers)).toMatchObject({
+      statusCode: 200,
+      outcome: 'accepted',
+      response: deferred,
+    });
+    expect(await h.drain()).toHaveLength(1);
+  });
+
+  it("answers a duplicate still in flight with the receiver's 503 and Retry-After", async () => {
+    const delivery = command('1187301233440160003');
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let entered!: () => void;
+    const sending = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const first = h.deliver('discord', delivery.body, delivery.headers, {
+      deps: {
+        queue: {
+          send: async (body) => {
+            entered();
+            await gate;
+            return h.queue.send(body);
+          },
+        },
+      },
+    });
+    await sending;
+    const second = await h.deliver('discord', delivery.body, delivery.headers, {
+      deps: { settings: { ...h.settings, duplicateWaitMs: 100 } },
+    });
+    expect(second).toMatchObject({ statusCode: 503, outcome: 'in_flight' });
+    expect(second.response).toBeUndefined();
+    expect(Object.keys(second.headers ?? {})).toEqual(['retry-after']);
+    release();
+    expect(await first).toMatchObject({ statusCode: 200, outcome: 'accepted' });
+    expect(await h.drain()).toHaveLength(1);
   });
 });
