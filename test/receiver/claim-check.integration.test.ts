@@ -146,6 +146,24 @@ describe('receiver: claim checks for bodies over the threshold', () => {
     expect(decodeBody(await h.archive.get(message.payloadKey, message.key)).toString()).toBe(body);
   });
 
+  it('says "enqueue failed", not "payload store failed", when the body was stored and the send failed', async () => {
+    const body = pushBody(500_000, 'cc-sqs-down');
+    const headers = await githubHeaders(body, { delivery: 'cc-sqs-down' });
+    const down = {
+      send: async () => {
+        throw new Error('SQS is unavailable (injected)');
+      },
+    };
+    const failed = await h.deliver('github', body, headers, { deps: { queue: down } });
+    expect(failed).toMatchObject({ statusCode: 500, outcome: 'enqueue_failed' });
+    expect(await h.claim(failed.key ?? '')).toMatchObject({
+      status: ClaimStatus.Received,
+      lastError: 'enqueue failed: Error: SQS is unavailable (injected)',
+    });
+    // The object was written; a retry writes the same one again.
+    expect(await bucketKeys(h.s3, h.archiveBucket)).toHaveLength(1);
+  });
+
   it('survives a receiver dying between the S3 write and the send: the retry after the lease sends once', async () => {
     const body = pushBody(500_000, 'cc-crash');
     const headers = await githubHeaders(body, { delivery: 'cc-crash' });

@@ -9,6 +9,7 @@ import type { EventQueue } from '../../lambdas/queue/event-queue.js';
 import { receiveDelivery } from '../../lambdas/receiver/core.js';
 import { parseProviderSettings } from '../../lambdas/receiver/settings.js';
 import { faultInjector } from '../../lambdas/shared/faults.js';
+import { SQS_MAX_MESSAGE_BYTES } from '../../lambdas/shared/payload-limits.js';
 import { StaticSecretSource } from '../../lambdas/shared/secrets.js';
 import { ClaimStatus } from '../../lambdas/store/claim.js';
 import { sampleDelivery } from '../../local/samples.js';
@@ -66,6 +67,14 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
   let h: ReceiverHarness;
   beforeEach(async () => {
     h = await createReceiverHarness();
+  });
+
+  /** A claim's delivery fields after one delivery seen just now. */
+  const seenOnce = () => ({
+    deliveries: 1,
+    firstSeenAt: new Date().toISOString(),
+    lastSeenAt: new Date().toISOString(),
+    expiresAt: nowSeconds() + DAY,
   });
 
   /** Writes a claim for a platform-account Stripe event as an earlier delivery would have left it. */
@@ -216,10 +225,7 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
     const pk = `stripe:platform:${event.id}`;
     await seedClaim(event, {
       status: ClaimStatus.Done,
-      deliveries: 1,
-      firstSeenAt: new Date().toISOString(),
-      lastSeenAt: new Date().toISOString(),
-      expiresAt: nowSeconds() + DAY,
+      ...seenOnce(),
     });
     const body = JSON.stringify(event);
     const result = await h.deliver('stripe', body, stripeHeaders(body));
@@ -349,10 +355,7 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
     const pk = `stripe:platform:${event.id}`;
     await seedClaim(event, {
       status: ClaimStatus.Received,
-      deliveries: 1,
-      firstSeenAt: new Date().toISOString(),
-      lastSeenAt: new Date().toISOString(),
-      expiresAt: nowSeconds() + DAY,
+      ...seenOnce(),
       leaseToken: 'dead-receiver',
       leaseExpiresAt: Date.now() - 1_000,
       leaseOwner: 'receiver',
@@ -375,10 +378,7 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
     const pk = `stripe:platform:${event.id}`;
     await seedClaim(event, {
       status: ClaimStatus.Failed,
-      deliveries: 1,
-      firstSeenAt: new Date().toISOString(),
-      lastSeenAt: new Date().toISOString(),
-      expiresAt: nowSeconds() + DAY,
+      ...seenOnce(),
       lastError: 'handler threw',
     });
     const body = JSON.stringify(event);
@@ -396,10 +396,7 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
       await seedClaim(event, {
         status: ClaimStatus.Failed,
         unmarked: true,
-        deliveries: 1,
-        firstSeenAt: new Date().toISOString(),
-        lastSeenAt: new Date().toISOString(),
-        expiresAt: nowSeconds() + DAY,
+        ...seenOnce(),
         lastError: 'handler threw',
       });
       const body = JSON.stringify(event);
@@ -425,10 +422,7 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
     const pk = `stripe:platform:${event.id}`;
     await seedClaim(event, {
       status: ClaimStatus.Enqueued,
-      deliveries: 1,
-      firstSeenAt: new Date().toISOString(),
-      lastSeenAt: new Date().toISOString(),
-      expiresAt: nowSeconds() + DAY,
+      ...seenOnce(),
     });
     // The first count finds no live claim (as if it expired in between); the claim is written again.
     let counts = 0;
@@ -460,10 +454,7 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
     const pk = `stripe:platform:${event.id}`;
     await seedClaim(event, {
       status: ClaimStatus.Failed,
-      deliveries: 1,
-      firstSeenAt: new Date().toISOString(),
-      lastSeenAt: new Date().toISOString(),
-      expiresAt: nowSeconds() + DAY,
+      ...seenOnce(),
     });
     // The first take-over loses the race and the look after it finds nothing; the next round's
     // claim write fails on the claim that is there, which is taken over without a second count.
@@ -519,10 +510,7 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
     const event = stripeCustomerEvent();
     await seedClaim(event, {
       status: ClaimStatus.Failed,
-      deliveries: 1,
-      firstSeenAt: new Date().toISOString(),
-      lastSeenAt: new Date().toISOString(),
-      expiresAt: nowSeconds() + DAY,
+      ...seenOnce(),
     });
     // Every take-over loses the race (as if another delivery always moved the claim first).
     let takeOvers = 0;
@@ -771,60 +759,35 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
       expect(await h.depth()).toBe(0);
     };
 
-    it('answers 401 to a Stripe delivery with a wrong signature', async () => {
-      const body = JSON.stringify(stripeCustomerEvent());
-      const result = await h.deliver('stripe', body, stripeHeaders(body, 'whsec_not_the_secret'));
-      expect(result).toEqual({
-        statusCode: 401,
-        outcome: 'invalid_signature',
+    it.each([
+      {
         reason: 'signature_mismatch',
         message: 'The signature does not match any configured secret.',
-        provider: 'stripe',
-        enqueued: 0,
-      });
-      await expectNothingWritten();
-    });
-
-    it('answers 401 to a delivery with no signature header', async () => {
-      const body = JSON.stringify(stripeCustomerEvent());
-      const result = await h.deliver('stripe', body, { 'content-type': 'application/json' });
-      expect(result).toEqual({
-        statusCode: 401,
-        outcome: 'invalid_signature',
+        headers: (body: string) => stripeHeaders(body, 'whsec_not_the_secret'),
+      },
+      {
         reason: 'missing_signature',
         message: 'The signature header is missing.',
-        provider: 'stripe',
-        enqueued: 0,
-      });
-      await expectNothingWritten();
-    });
-
-    it('answers 401 to a Stripe delivery whose signed timestamp is older than the tolerance', async () => {
-      const body = JSON.stringify(stripeCustomerEvent());
-      const result = await h.deliver(
-        'stripe',
-        body,
-        stripeHeaders(body, TEST_SECRETS.stripe, nowSeconds() - 301),
-      );
-      expect(result).toEqual({
-        statusCode: 401,
-        outcome: 'invalid_signature',
+        headers: () => ({ 'content-type': 'application/json' }),
+      },
+      {
         reason: 'timestamp_outside_tolerance',
         message: 'The signed timestamp is outside the accepted tolerance.',
-        provider: 'stripe',
-        enqueued: 0,
-      });
-      await expectNothingWritten();
-    });
-
-    it('answers 401 malformed_signature to a Stripe signature header with no timestamp', async () => {
-      const body = JSON.stringify(stripeCustomerEvent());
-      const result = await h.deliver('stripe', body, { 'stripe-signature': 'v1=abc' });
-      expect(result).toEqual({
-        statusCode: 401,
-        outcome: 'invalid_signature',
+        headers: (body: string) => stripeHeaders(body, TEST_SECRETS.stripe, nowSeconds() - 301),
+      },
+      {
+        // A Stripe signature header with no timestamp.
         reason: 'malformed_signature',
         message: 'The signature header is malformed.',
+        headers: () => ({ 'stripe-signature': 'v1=abc' }),
+      },
+    ])('answers 401 $reason with its message, writing nothing', async ({ reason, message, headers }) => {
+      const body = JSON.stringify(stripeCustomerEvent());
+      expect(await h.deliver('stripe', body, headers(body))).toEqual({
+        statusCode: 401,
+        outcome: 'invalid_signature',
+        reason,
+        message,
         provider: 'stripe',
         enqueued: 0,
       });
@@ -1076,6 +1039,43 @@ describe('receiver core on DynamoDB Local and the SQS emulator', () => {
       );
       expect(result).toMatchObject({ statusCode: 413, reason: 'message_too_large' });
       await expectNothingWritten();
+    });
+
+    it('without an archive bucket, queues a message of exactly SQS’s limit inline and refuses one a byte larger', async () => {
+      const { archive: _archive, ...withoutArchive } = h.deps;
+      const startedAt = Date.now();
+      const sent: number[] = [];
+      const deps = {
+        ...withoutArchive,
+        clock: () => startedAt,
+        queue: {
+          send: (message: string) => {
+            sent.push(Buffer.byteLength(message));
+            return h.queue.send(message);
+          },
+        },
+      };
+      const event = stripeCustomerEvent();
+      const deliver = (padding: number) => {
+        const body = JSON.stringify({
+          ...event,
+          id: `${event.id}_${String(padding).padStart(8, '0')}`,
+          note: 'x'.repeat(padding),
+        });
+        const headers = stripeHeaders(body, TEST_SECRETS.stripe, nowSeconds());
+        return receiveDelivery(
+          { providerId: 'stripe', method: 'POST', headers, body, isBase64Encoded: false },
+          deps,
+        );
+      };
+      // Measure one message, then pad the next to exactly the limit (each padding byte is one message byte).
+      await deliver(1000);
+      const exact = 1000 + SQS_MAX_MESSAGE_BYTES - (sent[0] ?? 0);
+      expect(await deliver(exact)).toMatchObject({ statusCode: 200, outcome: 'accepted' });
+      expect(sent[1]).toBe(SQS_MAX_MESSAGE_BYTES);
+      expect(await deliver(exact + 1)).toMatchObject({ statusCode: 413, reason: 'message_too_large' });
+      expect(sent).toHaveLength(2);
+      expect(await h.drain()).toHaveLength(2);
     });
 
     it('answers 405 to a GET', async () => {

@@ -109,8 +109,9 @@ describe('a provider that signs its public URL', () => {
   });
 });
 
-describe("a handshake (Slack's url_verification)", () => {
-  let h: ReceiverHarness;
+/** One harness for a describe block: made before its tests, its clients closed after them. */
+function harnessPerDescribe(): () => ReceiverHarness {
+  let h: ReceiverHarness | undefined;
   beforeAll(async () => {
     h = await createReceiverHarness();
   }, 60_000);
@@ -118,8 +119,17 @@ describe("a handshake (Slack's url_verification)", () => {
     h?.dynamo.destroy();
     h?.sqs.destroy();
   });
+  return () => {
+    if (h === undefined) throw new Error('the harness is made in beforeAll');
+    return h;
+  };
+}
+
+describe("a handshake (Slack's url_verification)", () => {
+  const harness = harnessPerDescribe();
 
   it("is answered with the provider's body, writing no claim and sending no message", async () => {
+    const h = harness();
     const delivery = sampleDelivery('slack', {
       type: 'url_verification',
       eventId: 'the-challenge',
@@ -146,6 +156,7 @@ describe("a handshake (Slack's url_verification)", () => {
   });
 
   it('is refused with 401 when the signature or the timestamp is wrong', async () => {
+    const h = harness();
     const forged = sampleDelivery('slack', { type: 'url_verification', secret: 'wrong', nowSeconds: now() });
     expect(await h.deliver('slack', forged.body, forged.headers)).toMatchObject({
       statusCode: 401,
@@ -165,14 +176,7 @@ describe("a handshake (Slack's url_verification)", () => {
 });
 
 describe("a provider that expects its own acknowledgement (Discord's deferred response)", () => {
-  let h: ReceiverHarness;
-  beforeAll(async () => {
-    h = await createReceiverHarness();
-  }, 60_000);
-  afterAll(() => {
-    h?.dynamo.destroy();
-    h?.sqs.destroy();
-  });
+  const harness = harnessPerDescribe();
 
   const command = (eventId: string) =>
     sampleDelivery('discord', {
@@ -184,32 +188,31 @@ describe("a provider that expects its own acknowledgement (Discord's deferred re
   const deferred = { contentType: 'application/json', body: '{"type":5}' };
 
   it("answers accepted and duplicate deliveries with the provider's body and the verdict in a header", async () => {
+    const h = harness();
     const delivery = command('1187301233440160001');
-    const first = await h.deliver('discord', delivery.body, delivery.headers);
-    expect(first).toMatchObject({
-      statusCode: 200,
-      outcome: 'accepted',
-      headers: { 'x-webhook-outcome': 'accepted' },
-      response: deferred,
-      enqueued: 1,
-    });
-    expect(toHttpResponse(first)).toEqual({
-      statusCode: 200,
-      headers: { 'content-type': 'application/json', 'x-webhook-outcome': 'accepted' },
-      body: '{"type":5}',
-    });
-    const again = await h.deliver('discord', delivery.body, delivery.headers);
-    expect(again).toMatchObject({
-      statusCode: 200,
-      outcome: 'duplicate',
-      headers: { 'x-webhook-outcome': 'duplicate' },
-      response: deferred,
-      enqueued: 0,
-    });
+    for (const [outcome, enqueued] of [
+      ['accepted', 1],
+      ['duplicate', 0],
+    ] as const) {
+      const result = await h.deliver('discord', delivery.body, delivery.headers);
+      expect(result).toMatchObject({
+        statusCode: 200,
+        outcome,
+        headers: { 'x-webhook-outcome': outcome },
+        response: deferred,
+        enqueued,
+      });
+      expect(toHttpResponse(result)).toEqual({
+        statusCode: 200,
+        headers: { 'content-type': 'application/json', 'x-webhook-outcome': outcome },
+        body: '{"type":5}',
+      });
+    }
     expect(await h.drain()).toHaveLength(1);
   });
 
   it("answers a failed enqueue with the receiver's 500, never the provider's 200, so the event is retried", async () => {
+    const h = harness();
     const delivery = command('1187301233440160002');
     const result = await h.deliver('discord', delivery.body, delivery.headers, {
       deps: {
@@ -233,6 +236,7 @@ describe("a provider that expects its own acknowledgement (Discord's deferred re
   });
 
   it("answers a duplicate still in flight with the receiver's 503 and Retry-After", async () => {
+    const h = harness();
     const delivery = command('1187301233440160003');
     let release!: () => void;
     const gate = new Promise<void>((resolve) => {
