@@ -43,7 +43,7 @@ export interface PendingRedaction {
   /** The request that deferred it, and when that request began. */
   readonly by: string;
   readonly since: string;
-  /** The archive objects the request found the event in and kept. */
+  /** The archive objects the request found the event in and kept, in no particular order (a set). */
   readonly objects: readonly string[];
 }
 
@@ -126,7 +126,7 @@ export class RedactionClaims extends ClaimsTable {
       ...(claim.archiveKey === undefined ? {} : { archiveKey: claim.archiveKey }),
       by: claim.redactionPendingBy,
       since: claim.redactionPendingAt ?? claim.firstSeenAt,
-      objects: [...(claim.redactionObjects ?? [])].sort(),
+      objects: [...(claim.redactionObjects ?? [])],
     };
   }
 

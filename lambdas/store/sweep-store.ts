@@ -24,6 +24,8 @@ export interface DueClaims {
 
 /** Queries in flight at once while listing the shards. */
 const SHARD_QUERY_CONCURRENCY = 8;
+/** Stuck claims read (or counted) a query page. */
+const STUCK_PAGE = 1_000;
 
 export class SweepStore extends ClaimsTable {
   constructor(client: DynamoDBClient | DynamoDBDocumentClient, tableName: string) {
@@ -32,13 +34,13 @@ export class SweepStore extends ClaimsTable {
 
   /** Unfinished claims due by `nowMs`, oldest first within each shard, at most `limit` in all. */
   async listDue(nowMs: number, limit: number): Promise<DueClaims> {
-    const shards = pendingShards();
-    const perShard = Math.max(1, Math.ceil(limit / shards.length));
+    const waiting = pendingShards();
+    const perShard = Math.max(1, Math.ceil(limit / waiting.length));
     const found: DueClaim[] = [];
     let truncated = false;
-    for (let i = 0; i < shards.length; i += SHARD_QUERY_CONCURRENCY) {
+    while (waiting.length > 0) {
       const pages = await Promise.all(
-        shards.slice(i, i + SHARD_QUERY_CONCURRENCY).map((shard) =>
+        waiting.splice(0, SHARD_QUERY_CONCURRENCY).map((shard) =>
           this.doc.send(
             new QueryCommand({
               TableName: this.tableName,
@@ -163,48 +165,46 @@ export class SweepStore extends ClaimsTable {
     });
   }
 
-  /** Keys of the stuck claims whose TTL has not passed. */
+  /** Keys of the stuck claims whose TTL has not passed, soonest TTL first, at most `limit`. */
   async listStuck(nowMs: number, limit = 1_000): Promise<DueClaim[]> {
     const found: DueClaim[] = [];
-    await this.queryStuck(nowMs, { limit }, (items) => {
-      for (const item of items) found.push({ pk: String(item.pk), sweepAt: Number(item.sweepAt) });
-      return found.length < limit;
-    });
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.stuckPage(nowMs, start, { Limit: Math.min(limit - found.length, STUCK_PAGE) });
+      for (const item of page.Items ?? []) found.push({ pk: String(item.pk), sweepAt: Number(item.sweepAt) });
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined && found.length < limit);
     return found;
   }
 
   /** How many live claims are reported stuck (a count over the index keys, no item read). */
   async countStuck(nowMs: number): Promise<number> {
     let count = 0;
-    await this.queryStuck(nowMs, { count: true }, (_items, pageCount) => {
-      count += pageCount;
-      return true;
-    });
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.stuckPage(nowMs, start, { Select: 'COUNT', Limit: STUCK_PAGE });
+      count += page.Count ?? 0;
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined);
     return count;
   }
 
-  /** Pages through the stuck shard's live entries until `onPage` returns false or none are left. */
-  private async queryStuck(
+  /** One page of the stuck shard's live entries, from `start`. */
+  private stuckPage(
     nowMs: number,
-    options: { limit?: number; count?: boolean },
-    onPage: (items: readonly Record<string, unknown>[], count: number) => boolean,
-  ): Promise<void> {
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: UNFINISHED_INDEX,
-          KeyConditionExpression: 'sweepShard = :stuck AND sweepAt > :nowMs',
-          ExpressionAttributeValues: { ':stuck': STUCK_SHARD, ':nowMs': nowMs },
-          ExclusiveStartKey: start,
-          ...(options.count ? { Select: 'COUNT' as const } : {}),
-          ...(options.limit ? { Limit: Math.min(options.limit, 1_000) } : {}),
-        }),
-      );
-      if (!onPage(page.Items ?? [], page.Count ?? 0)) return;
-      start = page.LastEvaluatedKey;
-    } while (start);
+    start: Record<string, unknown> | undefined,
+    page: { readonly Limit: number; readonly Select?: 'COUNT' },
+  ) {
+    return this.doc.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: UNFINISHED_INDEX,
+        KeyConditionExpression: 'sweepShard = :stuck AND sweepAt > :nowMs',
+        ExpressionAttributeValues: { ':stuck': STUCK_SHARD, ':nowMs': nowMs },
+        ExclusiveStartKey: start,
+        ...page,
+      }),
+    );
   }
 
   /**
@@ -219,20 +219,22 @@ export class SweepStore extends ClaimsTable {
     values: Record<string, unknown>,
   ): Promise<boolean> {
     const token =
-      claim.leaseToken === undefined ? 'attribute_not_exists(leaseToken)' : 'leaseToken = :seenToken';
+      claim.leaseToken === undefined
+        ? { condition: 'attribute_not_exists(leaseToken)', values: {} }
+        : { condition: 'leaseToken = :seenToken', values: { ':seenToken': claim.leaseToken } };
     return this.updateIf({
       Key: { pk: claim.pk },
       UpdateExpression: update,
-      ConditionExpression: `#status = :seenStatus AND ${token} AND sweepAt = :seenSweepAt AND sweepShard = :pending AND expiresAt > :nowS AND (attribute_not_exists(leaseExpiresAt) OR leaseExpiresAt <= :nowMs)`,
+      ConditionExpression: `#status = :seenStatus AND ${token.condition} AND sweepAt = :seenSweepAt AND sweepShard = :pending AND expiresAt > :nowS AND (attribute_not_exists(leaseExpiresAt) OR leaseExpiresAt <= :nowMs)`,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ...values,
+        ...token.values,
         ':seenStatus': claim.status,
         ':seenSweepAt': claim.sweepAt,
         ':pending': pendingShard(claim.pk),
         ':nowS': seconds(nowMs),
         ':nowMs': nowMs,
-        ...(claim.leaseToken === undefined ? {} : { ':seenToken': claim.leaseToken }),
       },
     });
   }

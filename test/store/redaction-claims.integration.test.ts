@@ -9,13 +9,26 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ClaimRecord, ClaimStatus } from '../../lambdas/store/claim.js';
 import { RedactionClaims } from '../../lambdas/store/redaction-claims.js';
 import { pendingShard } from '../../lambdas/store/unfinished-index.js';
-import { createClaimsTable, documentClient, dynamoClient, getItem, putItem } from '../helpers/aws.js';
+import {
+  createClaimsTable,
+  documentClient,
+  dynamoClient,
+  getItem,
+  putItem,
+  withEachCommand,
+} from '../helpers/aws.js';
 
 const dynamo = dynamoClient();
 const doc = documentClient(dynamo);
+/** Another writer (a forced replay, a worker), on its own client so `withEachCommand` does not see it. */
+const otherDynamo = dynamoClient();
+const other = documentClient(otherDynamo);
 let table: string;
 let claims: RedactionClaims;
-afterAll(() => dynamo.destroy());
+afterAll(() => {
+  dynamo.destroy();
+  otherDynamo.destroy();
+});
 beforeAll(async () => {
   table = await createClaimsTable(dynamo);
   claims = new RedactionClaims(dynamo, table);
@@ -24,6 +37,8 @@ beforeAll(async () => {
 const NOW = Date.now();
 const request = { by: 'shopify:shop.myshopify.com:redact-1', startedAtMs: NOW - 1_000 };
 const OBJECT = 'events/shopify/2026-12-02/batch-20261202T100000000Z-a.json';
+/** Object keys recorded in another order than a list would keep. */
+const OBJECTS = ['events/shopify/c', 'events/shopify/a', 'events/shopify/b', 'events/shopify/d'];
 let n = 0;
 
 /** A claim as the receiver and processor leave it in `status`. */
@@ -83,6 +98,67 @@ describe('RedactionClaims.settle', () => {
     expect((await item(expired))?.redactionPendingBy).toBeUndefined();
   });
 
+  it('fails when the table cannot be read or written: an error is not a missing claim, so no body is let go', async () => {
+    const pk = await seed(ClaimStatus.Enqueued);
+    const elsewhere = new RedactionClaims(dynamo, `${table}-missing`);
+    await expect(elsewhere.settle(pk, request, OBJECT, NOW)).rejects.toMatchObject({
+      name: 'ResourceNotFoundException',
+    });
+  });
+
+  /** Sets the claim's status as another writer would, between two of `settle`'s writes. */
+  const setStatus = (pk: string, status: string) =>
+    other.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: { pk },
+        UpdateExpression: 'SET #s = :s',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':s': status },
+      }),
+    );
+
+  it('asks again when a DONE claim is reopened (a forced replay) between the refused mark and the redacted record: the body is kept', async () => {
+    const pk = await seed(ClaimStatus.Done);
+    let updates = 0;
+    const verdict = await withEachCommand(
+      dynamo,
+      async (name) => {
+        // Update 1 is the mark, refused (DONE); before update 2, the redacted record, a replay reopens it.
+        if (name === 'UpdateItemCommand' && ++updates === 2) await setStatus(pk, ClaimStatus.Enqueued);
+      },
+      () => claims.settle(pk, request, OBJECT, NOW),
+    );
+    expect(verdict).toBe('deferred');
+    expect(updates).toBe(3);
+    const marked = await item(pk);
+    expect(marked).toMatchObject({ status: ClaimStatus.Enqueued, redactionPendingBy: request.by });
+    expect(marked?.redactedBy).toBeUndefined();
+  });
+
+  it('gives up after 3 rounds when the claim keeps moving between its writes, naming the claim and writing nothing', async () => {
+    const pk = await seed(ClaimStatus.Done);
+    let updates = 0;
+    const settling = withEachCommand(
+      dynamo,
+      async (name) => {
+        if (name !== 'UpdateItemCommand') return;
+        // Each mark finds it DONE, each redacted record finds it reopened.
+        updates += 1;
+        if (updates % 2 === 0) await setStatus(pk, ClaimStatus.Enqueued);
+        else if (updates > 1) await setStatus(pk, ClaimStatus.Done);
+      },
+      () => claims.settle(pk, request, OBJECT, NOW),
+    );
+    await expect(settling).rejects.toThrow(
+      `claim ${pk} kept changing while a compliance redaction asked whether it is DONE; the request is retried`,
+    );
+    expect(updates).toBe(6);
+    const untouched = await item(pk);
+    expect(untouched?.redactionPendingBy).toBeUndefined();
+    expect(untouched?.redactedBy).toBeUndefined();
+  });
+
   it('is repeat-safe: keeps the first request and its start, and adds each object the event was kept in', async () => {
     const pk = await seed(ClaimStatus.Enqueued);
     await claims.settle(pk, request, OBJECT, NOW);
@@ -95,6 +171,33 @@ describe('RedactionClaims.settle', () => {
 });
 
 describe('RedactionClaims after DONE', () => {
+  it('reads no pending redaction for a claim that is absent or was never marked', async () => {
+    expect(await claims.pending('shopify:shop.myshopify.com:absent')).toBeUndefined();
+    expect(await claims.pending(await seed(ClaimStatus.Done))).toBeUndefined();
+  });
+
+  it('reads a pending redaction exactly: no archive key when the event has none, every object, none when none were recorded', async () => {
+    const pk = await seed(ClaimStatus.Done, {
+      redactionPendingBy: request.by,
+      redactionPendingAt: '2026-12-02T11:00:00.000Z',
+      redactionObjects: new Set(OBJECTS),
+    });
+    const read = await claims.pending(pk);
+    // A set comes back in no particular order.
+    expect({ ...read, objects: [...(read?.objects ?? [])].sort() }).toStrictEqual({
+      pk,
+      provider: 'shopify',
+      status: ClaimStatus.Done,
+      firstSeenAt: '2026-12-02T10:00:00.000Z',
+      by: request.by,
+      since: '2026-12-02T11:00:00.000Z',
+      objects: [...OBJECTS].sort(),
+    });
+    // A mark without objects (written before objects were recorded) reads as none, since its first sight.
+    const bare = await seed(ClaimStatus.Done, { redactionPendingBy: request.by });
+    expect(await claims.pending(bare)).toMatchObject({ since: '2026-12-02T10:00:00.000Z', objects: [] });
+  });
+
   it('reads the pending redaction; holds the DONE claim in the index, then completes it out of the index', async () => {
     const pk = await seed(ClaimStatus.Failed, { archiveKey: OBJECT });
     await claims.settle(pk, request, OBJECT, NOW);
