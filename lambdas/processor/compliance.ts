@@ -40,11 +40,7 @@ export interface ComplianceRequest {
 }
 
 const idText = (value: unknown): string | undefined =>
-  typeof value === 'string' && value !== ''
-    ? value
-    : typeof value === 'number' && Number.isFinite(value)
-      ? String(value)
-      : undefined;
+  typeof value === 'string' && value !== '' ? value : Number.isFinite(value) ? String(value) : undefined;
 const object = (value: unknown): Record<string, unknown> | undefined =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
     ? (value as Record<string, unknown>)
@@ -104,14 +100,10 @@ export function isAbout(request: ComplianceRequest, message: EventMessage): bool
   if (payload === undefined) return false;
   const customer = object(payload.customer);
   const topic = message.eventType;
-  const ids = new Set<string>();
   const customerId = idText(customer?.id) ?? (topic.startsWith('customers') ? idText(payload.id) : undefined);
   if (request.customerId !== undefined && customerId === request.customerId) return true;
-  if (topic.startsWith('orders/')) {
-    const orderId = idText(payload.id);
-    if (orderId !== undefined) ids.add(orderId);
-  }
-  if (request.orderIds.some((id) => ids.has(id))) return true;
+  const orderId = topic.startsWith('orders/') ? idText(payload.id) : undefined;
+  if (request.orderIds.some((id) => id === orderId)) return true;
   const emails = [payload.email, payload.contact_email, customer?.email].map(lower);
   if (request.email !== undefined && emails.includes(request.email)) return true;
   const phones = [payload.phone, customer?.phone].map(lower);
@@ -187,7 +179,8 @@ export interface ObjectRedaction {
   readonly removed: readonly EventMessage[];
   /** Selected events left in it (their claim is not DONE). */
   readonly kept: readonly EventMessage[];
-  readonly change: 'rewritten' | 'deleted' | 'none';
+  /** How the object changed; absent when it did not (nothing to remove, or it was gone). */
+  readonly change?: 'rewritten' | 'deleted';
 }
 
 /**
@@ -205,7 +198,7 @@ export async function redactObject(
 ): Promise<ObjectRedaction> {
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const current = await store.read(key);
-    if (current === undefined) return { removed: [], kept: [], change: 'none' };
+    if (current === undefined) return { removed: [], kept: [] };
     const parsed = JSON.parse(current.text) as Record<string, unknown>;
     const events = parseArchive(current.text, key);
     const selected = events.filter(select);
@@ -213,7 +206,7 @@ export async function redactObject(
     for (const message of selected) if (await mayRemove(message)) leaving.add(message.key);
     const removed = selected.filter((message) => leaving.has(message.key));
     const kept = selected.filter((message) => !leaving.has(message.key));
-    if (removed.length === 0) return { removed, kept, change: 'none' };
+    if (removed.length === 0) return { removed, kept };
     const rest = events.filter((message) => !leaving.has(message.key));
     const changed =
       rest.length === 0

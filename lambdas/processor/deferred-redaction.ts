@@ -37,7 +37,7 @@ export interface DeferredRedactionDeps {
   readonly clock: () => number;
   /** How long the sweeper leaves the claim to this worker before it sends the event again. */
   readonly holdMs: number;
-  readonly faultPoint?: FaultInjector;
+  readonly faultPoint?: FaultInjector | undefined;
 }
 
 /**
@@ -149,7 +149,7 @@ async function objectsHolding(
       keys.add(key);
     }
   }
-  return [...keys].sort();
+  return [...keys];
 }
 
 /**
@@ -167,6 +167,6 @@ export function redactAfterDone(
     log: deps.log,
     clock: deps.clock ?? Date.now,
     holdMs: deps.leaseSeconds * 1000,
-    ...(deps.faultPoint === undefined ? {} : { faultPoint: deps.faultPoint }),
+    faultPoint: deps.faultPoint,
   });
 }

@@ -162,6 +162,76 @@ describe('complianceRequestOf', () => {
   });
 });
 
+describe('complianceRequestOf reads ids and contacts only as Shopify sends them', () => {
+  const read = (customer: unknown, extra: Record<string, unknown> = {}) =>
+    complianceRequestOf({
+      provider: 'shopify',
+      eventType: 'customers/redact',
+      payload: { shop_domain: SHOP, customer, ...extra },
+    });
+
+  it.each([
+    ['a number id', { id: 111 }, { customerId: '111' }],
+    ['a string id', { id: '111' }, { customerId: '111' }],
+    ['an empty string id', { id: '' }, {}],
+    ['a number that is not finite', { id: Number.NaN }, {}],
+    ['an id that is neither', { id: true }, {}],
+    ['an object id', { id: { value: 1 } }, {}],
+    [
+      'an email and phone, trimmed and lower-cased',
+      { email: ' Alice@Example.COM ', phone: ' +1555 ' },
+      { email: 'alice@example.com', phone: '+1555' },
+    ],
+    ['blank email and phone', { email: '   ', phone: '' }, {}],
+    ['an email and phone that are not text', { email: 5, phone: ['+1555'] }, {}],
+    ['no customer object', null, {}],
+  ])('%s', (_name, customer, expected) => {
+    // Exactly these fields: an absent one is not there at all.
+    expect(read(customer)).toStrictEqual({
+      topic: 'customers/redact',
+      shop: SHOP,
+      ...expected,
+      orderIds: [],
+    });
+  });
+
+  it("reads a data request's id as text, and none when it has none", () => {
+    const dataRequest = (data_request: unknown) =>
+      complianceRequestOf({
+        provider: 'shopify',
+        eventType: 'customers/data_request',
+        payload: { shop_domain: SHOP, data_request },
+      });
+    expect(dataRequest({ id: 9999 })).toStrictEqual({
+      topic: 'customers/data_request',
+      shop: SHOP,
+      orderIds: [],
+      requestId: '9999',
+    });
+    expect(dataRequest({})).toStrictEqual({ topic: 'customers/data_request', shop: SHOP, orderIds: [] });
+    expect(dataRequest([{ id: 1 }])).toStrictEqual({
+      topic: 'customers/data_request',
+      shop: SHOP,
+      orderIds: [],
+    });
+  });
+
+  it('reads the signed shop domain trimmed and lower-cased, and order ids as text, dropping what is neither', () => {
+    expect(
+      read(undefined, {
+        shop_domain: '  Example-Shop.MyShopify.com ',
+        orders_to_redact: [1, '2', '', null, 3.5],
+      }),
+    ).toStrictEqual({
+      topic: 'customers/redact',
+      shop: SHOP,
+      orderIds: ['1', '2', '3.5'],
+    });
+    expect(read(undefined, { shop_domain: '   ' })).toBeUndefined();
+    expect(read(undefined, { shop_domain: 42 })).toBeUndefined();
+  });
+});
+
 describe('isAbout', () => {
   const request = complianceRequestOf(redactAlice) as ComplianceRequest;
   it("matches the customer's events of that shop by id, listed order, email or phone", () => {
@@ -176,6 +246,55 @@ describe('isAbout', () => {
   it('matches every event of the shop for shop/redact', () => {
     const shop: ComplianceRequest = { topic: 'shop/redact', shop: SHOP, orderIds: [] };
     expect([aliceOrder, bobOrder, otherShopAlice].map((e) => isAbout(shop, e))).toEqual([true, true, false]);
+  });
+});
+
+describe('isAbout, one criterion at a time', () => {
+  const everything: ComplianceRequest = {
+    topic: 'customers/redact',
+    shop: SHOP,
+    customerId: '111',
+    email: 'alice@example.com',
+    phone: '+15550001111',
+    orderIds: ['9003', '9004'],
+  };
+  /** A request naming nothing but the shop (a customer Shopify knows no details of). */
+  const nothing: ComplianceRequest = { topic: 'customers/redact', shop: SHOP, orderIds: [] };
+  it.each([
+    ['the customer id of an order', everything, 'orders/create', { id: 1, customer: { id: 111 } }, true],
+    ['the id of a customer topic', everything, 'customers/update', { id: 111 }, true],
+    ['an order whose own id is the customer id', everything, 'orders/create', { id: 111 }, false],
+    ['a listed order (the second)', everything, 'orders/paid', { id: 9004 }, true],
+    ['a customer topic whose id is a listed order', everything, 'customers/update', { id: 9003 }, false],
+    ['the email, any case', everything, 'checkouts/create', { email: 'ALICE@example.com' }, true],
+    ['the contact email', everything, 'checkouts/create', { contact_email: 'alice@example.com' }, true],
+    [
+      "the customer's email",
+      everything,
+      'checkouts/create',
+      { customer: { email: 'alice@example.com' } },
+      true,
+    ],
+    ["the customer's phone", everything, 'checkouts/create', { customer: { phone: '+15550001111' } }, true],
+    [
+      'none of them',
+      everything,
+      'orders/create',
+      { id: 5, email: 'bob@example.com', customer: { id: 222 } },
+      false,
+    ],
+    ['an event naming no one, for a request naming no one', nothing, 'orders/create', { id: 5 }, false],
+    ['a body that is JSON null', everything, 'orders/create', null, false],
+  ] as const)('%s: %s', (_name, request, topic, payload, expected) => {
+    const message = { ...event('w-one', topic, {}), body: JSON.stringify(payload) };
+    expect(isAbout(request, message)).toBe(expected);
+  });
+
+  it("never matches another provider's event, even on the shop's account", () => {
+    expect(isAbout(everything, { ...aliceOrder, provider: 'stripe' })).toBe(false);
+    expect(isAbout({ ...everything, topic: 'shop/redact' }, { ...aliceOrder, provider: 'stripe' })).toBe(
+      false,
+    );
   });
 });
 
@@ -215,7 +334,8 @@ describe('applyCompliance', () => {
     expect(store.objects.has('events/stripe/2026-12-02/batch-9.json')).toBe(true);
     expect(store.objects.has(`compliance/shopify/${SHOP}/customer-111/data-request-1.json`)).toBe(false);
     expect(store.objects.has(`compliance/shopify/${SHOP}/customer-222/data-request-2.json`)).toBe(true);
-    expect(result).toEqual({
+    // Exactly these: a redaction writes no export.
+    expect(result).toStrictEqual({
       scannedObjects: 4,
       matchedEvents: 4,
       deferredEvents: 0,
@@ -231,11 +351,21 @@ describe('applyCompliance', () => {
       },
     );
     // One audit line, counts and keys only: no email or phone anywhere in it.
-    expect(log.lines).toHaveLength(1);
-    expect(log.lines[0]).toMatchObject({
-      message: 'compliance request applied',
-      details: { topic: 'customers/redact', shop: SHOP, customerId: '111', matchedEvents: 4 },
-    });
+    expect(log.lines).toStrictEqual([
+      {
+        message: 'compliance request applied',
+        details: {
+          provider: 'shopify',
+          topic: 'customers/redact',
+          shop: SHOP,
+          key: self.key,
+          customerId: '111',
+          ...result,
+          removedEventKeys: [aliceOrder.key, aliceProfile.key, guestOrderListed.key, aliceOrder.key],
+          deferredEventKeys: [],
+        },
+      },
+    ]);
     expect(JSON.stringify(log.lines)).not.toMatch(/alice@|example\.com"|\+1555/i);
 
     // Repeat-safe: a retried request finds nothing more to remove.
@@ -253,18 +383,81 @@ describe('applyCompliance', () => {
     expect(store.objects.has(key)).toBe(false);
   });
 
-  it('gives up with an error (the request is retried) when an object keeps changing', async () => {
+  it('gives up after 5 attempts with an error naming the object (the request is retried) when it keeps changing', async () => {
     const store = new MemoryStore();
     const key = 'events/shopify/2026-12-02/batch-1.json';
     store.put(key, batch([aliceOrder, bobOrder]));
+    let changes = 0;
     const keepChanging = () => {
+      changes++;
       store.put(key, batch([aliceOrder, bobOrder]));
       store.interfere = keepChanging;
     };
     store.interfere = keepChanging;
     await expect(
       applyCompliance(request, self, { store, log: logs(), claims: claimsSaying().claims }),
-    ).rejects.toThrow(/kept changing/);
+    ).rejects.toThrow(
+      `archive object ${key} kept changing during a compliance redaction; the request is retried`,
+    );
+    expect(changes).toBe(5);
+  });
+
+  it('skips an object removed after it was listed (another redaction deleted it), for a redaction and an export', async () => {
+    for (const topic of ['customers/redact', 'customers/data_request'] as const) {
+      const store = archive();
+      // After the first object, the next one goes.
+      let first = true;
+      const afterObject = () => {
+        if (first) store.objects.delete('events/shopify/2026-12-02/batch-2.json');
+        first = false;
+      };
+      const result = await applyCompliance({ ...request, topic }, self, {
+        store,
+        log: logs(),
+        claims: claimsSaying().claims,
+        afterObject,
+      });
+      // batch-1 and the claim-checked object still hold Alice's order; batch-2 was gone when read.
+      expect(result).toMatchObject({ scannedObjects: 4, matchedEvents: 2, deferredEvents: 0 });
+    }
+  });
+
+  it("a request that names no customer id keeps to the shop's customer-unknown exports", async () => {
+    const store = archive();
+    store.put(`compliance/shopify/${SHOP}/customer-unknown/data-request-3.json`, '{}');
+    const { customerId: _id, ...byEmail } = request;
+    const log = logs();
+    const redacted = await applyCompliance(byEmail, self, { store, log, claims: claimsSaying().claims });
+    expect(redacted.deletedExports).toBe(1);
+    expect(log.lines[0]?.details).not.toHaveProperty('customerId');
+    expect([...store.objects.keys()].filter((k) => k.startsWith('compliance/')).sort()).toEqual([
+      `compliance/shopify/${SHOP}/customer-111/data-request-1.json`,
+      `compliance/shopify/${SHOP}/customer-222/data-request-2.json`,
+    ]);
+    const exported = await applyCompliance({ ...byEmail, topic: 'customers/data_request' }, self, {
+      store,
+      log: logs(),
+      claims: claimsSaying().claims,
+    });
+    expect(exported.exportKey).toBe(`compliance/shopify/${SHOP}/customer-unknown/data-request-redact-1.json`);
+  });
+
+  it('logs the first 50 removed and the first 50 kept event keys, and counts them all', async () => {
+    const store = new MemoryStore();
+    const many = (prefix: string) =>
+      Array.from({ length: 60 }, (_, i) =>
+        event(`${prefix}-${String(i).padStart(2, '0')}`, 'orders/create', { id: 1, customer: alice }),
+      );
+    const [removed, kept] = [many('r'), many('k')];
+    store.put('events/shopify/2026-12-02/batch-1.json', batch([...removed, ...kept]));
+    const log = logs();
+    const { claims } = claimsSaying(Object.fromEntries(kept.map((e) => [e.key, 'FAILED'])));
+    const result = await applyCompliance(request, self, { store, log, claims });
+    expect(result).toMatchObject({ matchedEvents: 60, deferredEvents: 60 });
+    expect(log.lines[0]?.details).toMatchObject({
+      removedEventKeys: removed.slice(0, 50).map((e) => e.key),
+      deferredEventKeys: kept.slice(0, 50).map((e) => e.key),
+    });
   });
 
   it('shop/redact removes every event and export of the shop, and only that shop', async () => {
@@ -307,9 +500,71 @@ describe('applyCompliance', () => {
       [aliceOrder.key, aliceProfile.key, guestOrderListed.key].sort(),
     );
     expect(exported.events[0].payload).toMatchObject({ customer: { id: 111 } });
+    expect(result).toStrictEqual({
+      scannedObjects: 4,
+      matchedEvents: 4,
+      deferredEvents: 0,
+      rewrittenObjects: 0,
+      deletedObjects: 0,
+      deletedExports: 0,
+      exportKey: key,
+    });
     expect(seen).toEqual(['redact-1', 'redact-1', 'redact-1', 'redact-1']);
     // An export removes nothing, so it asks no claim.
     expect(asked).toEqual([]);
+  });
+
+  it('writes the export whole: the request, then one entry per event, oldest first (ties by key)', async () => {
+    const store = new MemoryStore();
+    const at = (e: EventMessage, receivedAt: string) => ({ ...e, receivedAt });
+    const later = at(aliceOrder, '2026-12-02T11:00:00.000Z');
+    const early = at(aliceProfile, '2026-12-01T09:00:00.000Z');
+    const tieB = at(event('w-b', 'orders/paid', { id: 9003 }), '2026-12-01T10:00:00.000Z');
+    const tieA = at(event('w-a', 'orders/paid', { id: 9003 }), '2026-12-01T10:00:00.000Z');
+    store.put('events/shopify/2026-12-02/batch-1.json', batch([later, tieB, early, tieA]));
+    const log = logs();
+    const dataRequest: ComplianceRequest = { ...request, topic: 'customers/data_request', requestId: '77' };
+    const result = await applyCompliance(dataRequest, self, {
+      store,
+      log,
+      claims: claimsSaying().claims,
+      clock: () => Date.parse('2026-12-03T00:00:00Z'),
+    });
+    const key = `compliance/shopify/${SHOP}/customer-111/data-request-77.json`;
+    const entry = (e: EventMessage) => ({
+      key: e.key,
+      eventType: e.eventType,
+      eventId: e.eventId,
+      receivedAt: e.receivedAt,
+      payload: JSON.parse(e.body),
+    });
+    expect(JSON.parse(store.objects.get(key)?.text ?? '')).toStrictEqual({
+      v: 1,
+      provider: 'shopify',
+      shop: SHOP,
+      customerId: '111',
+      dataRequestId: '77',
+      ordersRequested: ['9003'],
+      generatedAt: '2026-12-03T00:00:00.000Z',
+      note: 'The archived webhook payloads about this customer; business tables are the application’s to add.',
+      events: [early, tieA, tieB, later].map(entry),
+    });
+    expect(log.lines).toStrictEqual([
+      {
+        message: 'compliance request applied',
+        details: {
+          provider: 'shopify',
+          topic: 'customers/data_request',
+          shop: SHOP,
+          key: self.key,
+          customerId: '111',
+          dataRequestId: '77',
+          ...result,
+          removedEventKeys: [],
+          deferredEventKeys: [],
+        },
+      },
+    ]);
   });
 
   it('keeps every event whose claim is not DONE where it is, removes the rest, and counts them deferred', async () => {

@@ -21,13 +21,14 @@ import { SweepStore } from '../../lambdas/store/sweep-store.js';
 import { STUCK_SHARD } from '../../lambdas/store/unfinished-index.js';
 import { sweep } from '../../lambdas/sweeper/core.js';
 import { getObjectText, peekMessageBody, withEachCommand } from '../helpers/aws.js';
+import { stripePaymentIntentEvent } from '../helpers/events.js';
 import { recordingLog } from '../helpers/log.js';
 import {
   createPipelineHarness,
   type PipelineHarness,
   type PipelineOptions,
 } from '../helpers/pipeline-harness.js';
-import { shopifyHeaders } from '../helpers/signing.js';
+import { shopifyHeaders, stripeHeaders } from '../helpers/signing.js';
 
 const SHOP = 'deferred.myshopify.com';
 let h: PipelineHarness;
@@ -297,6 +298,43 @@ describe('a Shopify order that no redaction waits for', () => {
     // The processing claim's conditional write answers DONE with the claim, which says no
     // redaction is pending: nothing more is read.
     expect(commands).toEqual(['UpdateItemCommand']);
+  }, 30_000);
+});
+
+describe('the redaction lookup after DONE', () => {
+  /** The claims-table reads while `body` is processed from its first receive. */
+  async function claimReads(body: string, deps = h.processorDeps): Promise<number> {
+    let reads = 0;
+    const log = { info: () => {}, warn: () => {}, error: () => {} };
+    const result = await withEachCommand(
+      h.receiver.dynamo,
+      (name, input) => {
+        if (name === 'GetItemCommand' && input.TableName === h.receiver.tableName) reads++;
+      },
+      () => processMessage(body, 1, { ...deps, log }),
+    );
+    expect(result).toMatchObject({ kind: 'done', outcome: 'applied' });
+    return reads;
+  }
+
+  it('reads the claim once for a Shopify event, never for another provider or when the stack serves no compliance topics', async () => {
+    h = await pipeline();
+    await deliverOrder('w-lookup', 910020, false);
+    expect(await claimReads(await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl))).toBe(1);
+    await h.drainQueue();
+
+    await deliverOrder('w-lookup-off', 910021, false);
+    const { compliance: _compliance, ...noCompliance } = h.processorDeps;
+    expect(await claimReads(await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl), noCompliance)).toBe(
+      0,
+    );
+    await h.drainQueue();
+
+    const payment = JSON.stringify(stripePaymentIntentEvent({ intentId: 'pi_lookup' }));
+    expect(await h.receiver.deliver('stripe', payment, stripeHeaders(payment))).toMatchObject({
+      statusCode: 200,
+    });
+    expect(await claimReads(await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl))).toBe(0);
   }, 30_000);
 });
 
