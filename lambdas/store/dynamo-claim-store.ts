@@ -66,14 +66,16 @@ export class DynamoClaimStore extends ClaimsTable implements ClaimStore {
     options: TakeOverOptions = {},
   ): Promise<ClaimRecord | undefined> {
     const unmarked = options.unmarked === true;
-    const tokenCondition =
-      expected.leaseToken === undefined ? 'attribute_not_exists(leaseToken)' : 'leaseToken = :oldToken';
+    const token =
+      expected.leaseToken === undefined
+        ? { condition: 'attribute_not_exists(leaseToken)', values: {} }
+        : { condition: 'leaseToken = :oldToken', values: { ':oldToken': expected.leaseToken } };
     return this.updateReturning({
       Key: { pk },
       // Back in the index of unfinished claims (a FAILED claim had left it), out of any stuck report.
       UpdateExpression: `SET #status = :received, leaseToken = :token, leaseExpiresAt = :leaseUntil, leaseOwner = :owner, sweepShard = :shard, sweepAt = :leaseUntil${unmarked ? ', unmarked = :true' : ''} REMOVE stuckAt, stuckReason, sweepResend${unmarked ? '' : ', unmarked'}`,
       // A live lease is never taken, whatever the caller saw: the lease check is in the condition.
-      ConditionExpression: `${LIVE} AND #status = :expected AND ${tokenCondition} AND (attribute_not_exists(leaseExpiresAt) OR leaseExpiresAt <= :nowMs)`,
+      ConditionExpression: `${LIVE} AND #status = :expected AND ${token.condition} AND (attribute_not_exists(leaseExpiresAt) OR leaseExpiresAt <= :nowMs)`,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ':received': ClaimStatus.Received,
@@ -84,7 +86,7 @@ export class DynamoClaimStore extends ClaimsTable implements ClaimStore {
         ':shard': pendingShard(pk),
         ':nowS': epochSeconds(nowMs),
         ':nowMs': nowMs,
-        ...(expected.leaseToken === undefined ? {} : { ':oldToken': expected.leaseToken }),
+        ...token.values,
         ...(unmarked ? { ':true': true } : {}),
       },
     });
