@@ -17,7 +17,13 @@ import {
   ReceiveMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  ScanCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
 import { CLAIMS_TABLE_SCHEMA, claimsTableDefinition } from '../../lambdas/store/schema.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.js';
@@ -254,6 +260,25 @@ export async function putItem(
   item: Record<string, unknown>,
 ): Promise<void> {
   await doc.send(new PutCommand({ TableName: tableName, Item: item }));
+}
+
+/** Another writer's move on an item: sets `values` on it, nothing else, unconditionally. */
+export async function setAttributes(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  pk: string,
+  values: Record<string, unknown>,
+): Promise<void> {
+  const names = Object.keys(values);
+  await doc.send(
+    new UpdateCommand({
+      TableName: tableName,
+      Key: { pk },
+      UpdateExpression: `SET ${names.map((_name, i) => `#n${i} = :v${i}`).join(', ')}`,
+      ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#n${i}`, name])),
+      ExpressionAttributeValues: Object.fromEntries(names.map((name, i) => [`:v${i}`, values[name]])),
+    }),
+  );
 }
 
 export async function scanAll(

@@ -5,12 +5,18 @@
  * makes its row fail (checked by hand: docs/mutation.md). The receiver's flows over these writes:
  * test/receiver/*.integration.test.ts.
  */
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ClaimRecord, ClaimStatus } from '../../lambdas/store/claim.js';
 import { DynamoClaimStore } from '../../lambdas/store/dynamo-claim-store.js';
 import { pendingShard } from '../../lambdas/store/unfinished-index.js';
-import { createClaimsTable, documentClient, dynamoClient, getItem, putItem } from '../helpers/aws.js';
+import {
+  createClaimsTable,
+  documentClient,
+  dynamoClient,
+  getItem,
+  putItem,
+  setAttributes,
+} from '../helpers/aws.js';
 
 const dynamo = dynamoClient();
 const doc = documentClient(dynamo);
@@ -52,18 +58,7 @@ async function seed(extra: Record<string, unknown> = {}): Promise<ClaimRecord> {
 const item = async (pk: string) => (await getItem(doc, table, pk)) as ClaimRecord | undefined;
 
 /** Another writer's move: sets `values` on the claim, nothing else. */
-async function move(pk: string, values: Record<string, unknown>): Promise<void> {
-  const names = Object.keys(values);
-  await doc.send(
-    new UpdateCommand({
-      TableName: table,
-      Key: { pk },
-      UpdateExpression: `SET ${names.map((_name, i) => `#n${i} = :v${i}`).join(', ')}`,
-      ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#n${i}`, name])),
-      ExpressionAttributeValues: Object.fromEntries(names.map((name, i) => [`:v${i}`, values[name]])),
-    }),
-  );
-}
+const move = (pk: string, values: Record<string, unknown>) => setAttributes(doc, table, pk, values);
 
 const LEASE = { token: 'receiver-B', expiresAt: NOW + MINUTE, owner: 'receiver' as const };
 /** A receiver's claim whose lease ran out a minute ago. */

@@ -21,6 +21,7 @@ import {
   dynamoClient,
   getItem,
   putItem,
+  setAttributes,
   withEachCommand,
 } from '../helpers/aws.js';
 
@@ -64,18 +65,7 @@ async function seed(extra: Record<string, unknown> = {}, into = table): Promise<
 const item = async (pk: string) => (await getItem(doc, table, pk)) as ClaimRecord | undefined;
 
 /** Another writer's move: sets `values` on the claim, nothing else. */
-async function move(pk: string, values: Record<string, unknown>): Promise<void> {
-  const names = Object.keys(values);
-  await doc.send(
-    new UpdateCommand({
-      TableName: table,
-      Key: { pk },
-      UpdateExpression: `SET ${names.map((_name, i) => `#n${i} = :v${i}`).join(', ')}`,
-      ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#n${i}`, name])),
-      ExpressionAttributeValues: Object.fromEntries(names.map((name, i) => [`:v${i}`, values[name]])),
-    }),
-  );
-}
+const move = (pk: string, values: Record<string, unknown>) => setAttributes(doc, table, pk, values);
 
 /** Every write the sweeper fences, as it calls them. */
 const FENCED = {
