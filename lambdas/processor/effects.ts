@@ -46,7 +46,7 @@ export const DEFAULT_EFFECT_TIMEOUT_MS = 5_000;
  * Network errors raised before any byte of the request can have reached the service (Node's fetch
  * puts the system error in `cause`): the call did not happen.
  */
-const NOT_SENT_CODES: ReadonlySet<string> = new Set([
+const NOT_SENT_CODES: ReadonlySet<string | undefined> = new Set([
   'ECONNREFUSED',
   'ENOTFOUND',
   'EAI_AGAIN',
@@ -55,8 +55,11 @@ const NOT_SENT_CODES: ReadonlySet<string> = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
+/** The first string `code` along the error's `cause` chain (which may loop). */
 function causeCode(error: unknown): string | undefined {
-  for (let current = error, depth = 0; current instanceof Error && depth < 4; depth++) {
+  const seen = new Set<unknown>();
+  for (let current = error; current instanceof Error && !seen.has(current); ) {
+    seen.add(current);
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string') return code;
     current = (current as { cause?: unknown }).cause;
@@ -100,10 +103,13 @@ export class HttpEffect implements EffectAdapter {
         headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
         body: JSON.stringify(body),
         signal,
+        // Following a 301, 302 or 303 would turn the POST into a GET without its body, and the
+        // effect would pass for done. A redirect is answered as it is (below).
+        redirect: 'manual',
       });
     } catch (error) {
       const code = causeCode(error);
-      if (code !== undefined && NOT_SENT_CODES.has(code)) {
+      if (NOT_SENT_CODES.has(code)) {
         throw new EffectError(`${name} unreachable at ${url} (${code}): the call was not made`, 'no');
       }
       const reason = timeout.aborted
@@ -116,12 +122,23 @@ export class HttpEffect implements EffectAdapter {
     // Drain the body so the connection can be reused.
     const text = await response.text().catch(() => '');
     if (response.ok) return;
-    // A 4xx is the service refusing the request (RFC 9110, 15.5): it did not act on it. A 5xx may
-    // come after the service acted (a mail sent, then a failed write): in doubt.
-    const refused = response.status >= 400 && response.status < 500;
-    throw new EffectError(
-      `${name} answered ${response.status}${refused ? '' : ' (it may have acted)'}: ${text.slice(0, 200)}`,
-      refused ? 'no' : 'unknown',
-    );
+    throw failedAnswer(name, response.status, response.headers.get('location'), text);
   }
+}
+
+/**
+ * The error for an answer that is not 2xx. A 4xx is the service refusing the request (RFC 9110,
+ * 15.5): it did not act. A 5xx may come after the service acted (a mail sent, then a failed write):
+ * in doubt. A redirect is not followed: 301, 302, 307 and 308 say the resource is elsewhere, so the
+ * service did not act here; a 303 may follow a request the service acted on (RFC 9110, 15.4.4).
+ */
+function failedAnswer(name: string, status: number, location: string | null, text: string): EffectError {
+  // `status` is 300-599 here (fetch answers 200-599, and a 2xx is not a failure).
+  const refused = status < 500 && status !== 303;
+  const redirect =
+    status < 400 ? ` (redirects are not followed: configure the URL it names, ${location ?? 'none'})` : '';
+  return new EffectError(
+    `${name} answered ${status}${redirect}${refused ? '' : ' (it may have acted)'}: ${text.slice(0, 200)}`,
+    refused ? 'no' : 'unknown',
+  );
 }

@@ -203,7 +203,7 @@ export interface TakeOverExpectation {
 }
 
 export function isLeaseLive(claim: Pick<ClaimRecord, 'leaseExpiresAt'>, nowMs: number): boolean {
-  return claim.leaseExpiresAt !== undefined && claim.leaseExpiresAt > nowMs;
+  return (claim.leaseExpiresAt ?? 0) > nowMs;
 }
 
 export function isExpired(claim: Pick<ClaimRecord, 'expiresAt'>, nowMs: number): boolean {
@@ -249,11 +249,10 @@ export const CLAIM_ERROR_MAX_BYTES = 160;
 export function claimErrorText(text: string): string {
   if (Buffer.byteLength(text) <= CLAIM_ERROR_MAX_BYTES) return text;
   const mark = '…';
-  const room = CLAIM_ERROR_MAX_BYTES - Buffer.byteLength(mark);
-  // Decoding a cut buffer leaves a replacement character for a split character: drop it.
-  const cut = Buffer.from(text)
-    .subarray(0, room)
-    .toString('utf8')
-    .replace(/\uFFFD+$/, '');
-  return `${cut}${mark}`;
+  const bytes = Buffer.from(text);
+  // Back from the budget to the start of a character: a UTF-8 continuation byte is 10xxxxxx, and a
+  // string's encoding never begins with one, so this stops at 0 at the latest.
+  let end = CLAIM_ERROR_MAX_BYTES - Buffer.byteLength(mark);
+  while ((bytes.readUInt8(end) & 0xc0) === 0x80) end--;
+  return `${bytes.subarray(0, end).toString('utf8')}${mark}`;
 }

@@ -100,7 +100,9 @@ describe('HttpEffect', () => {
     });
     const error = await failureOf(new HttpEffect({ name: 'mailer', url }));
     expect(error?.performed).toBe('unknown');
-    expect(error?.message).toMatch(/^mailer failed after the request was sent \(.+\): it may have acted$/);
+    expect(error?.message).toBe(
+      'mailer failed after the request was sent (UND_ERR_SOCKET): it may have acted',
+    );
   });
 
   it("stops at the caller's deadline and says the call may have acted", async () => {
@@ -113,6 +115,141 @@ describe('HttpEffect', () => {
   it('treats an error of any other kind as one that may have acted', () => {
     expect(certainlyNotPerformed(new Error('socket hang up'))).toBe(false);
     expect(certainlyNotPerformed(new EffectError('boom'))).toBe(false);
+    expect(new EffectError('boom').performed).toBe('unknown');
     expect(certainlyNotPerformed(new EffectError('refused', 'no'))).toBe(true);
+    // Only an Error named EffectError counts (a user's bundle may hold its own copy of the class).
+    class OtherCopy extends Error {
+      override readonly name = 'EffectError';
+      readonly performed = 'no';
+    }
+    expect(certainlyNotPerformed(new OtherCopy('refused'))).toBe(true);
+    expect(certainlyNotPerformed(Object.assign(new Error('refused'), { performed: 'no' }))).toBe(false);
+    expect(certainlyNotPerformed({ name: 'EffectError', performed: 'no' })).toBe(false);
+    expect(certainlyNotPerformed(undefined)).toBe(false);
+  });
+
+  it('defaults to a service that ignores Idempotency-Key, and a 5 s timeout', () => {
+    const effect = new HttpEffect({ name: 'mailer', url: 'http://127.0.0.1:1/mailer' });
+    expect(effect.honoursIdempotencyKey).toBe(false);
+    expect(effect.timeoutMs).toBe(5_000);
+  });
+
+  it.each([
+    [400, 'no'],
+    [499, 'no'],
+    [500, 'unknown'],
+    [503, 'unknown'],
+  ] as const)('classes an answer of %i as performed: %s', async (status, performed) => {
+    const url = await serve((_request, response) => response.writeHead(status).end('why'));
+    const error = await failureOf(new HttpEffect({ name: 'mailer', url }));
+    expect(error?.performed).toBe(performed);
+    expect(error?.message).toBe(
+      `mailer answered ${status}${performed === 'no' ? '' : ' (it may have acted)'}: why`,
+    );
+  });
+
+  it('keeps the first 200 characters of an error answer, and none of a body it could not read', async () => {
+    const long = await serve((_request, response) => response.writeHead(400).end('x'.repeat(1_000)));
+    expect((await failureOf(new HttpEffect({ name: 'mailer', url: long })))?.message).toBe(
+      `mailer answered 400: ${'x'.repeat(200)}`,
+    );
+    server?.close();
+    // The status arrived, then the connection dropped mid-body.
+    const cut = await serve((_request, response) => {
+      response.writeHead(502, { 'content-length': '100' });
+      response.write('partial', () => response.socket?.destroy());
+    });
+    const error = await failureOf(new HttpEffect({ name: 'mailer', url: cut }));
+    expect(error?.message).toBe('mailer answered 502 (it may have acted): ');
+    expect(error?.performed).toBe('unknown');
+  });
+
+  // Following a 301, 302 or 303 turns the POST into a GET without its body: the effect passed for
+  // done while the service never saw it.
+  it.each([
+    [300, 'no'],
+    [301, 'no'],
+    [302, 'no'],
+    [303, 'unknown'],
+    [307, 'no'],
+    [308, 'no'],
+  ] as const)('does not follow a redirect (%i): the call fails, performed: %s', async (status, performed) => {
+    const seen: string[] = [];
+    const url = await serve((request, response) => {
+      seen.push(`${request.method} ${request.url}`);
+      request.resume();
+      // A 300 (Multiple Choices) need not name one.
+      const location = status === 300 ? {} : { location: '/elsewhere' };
+      if (request.url === '/mailer') response.writeHead(status, location).end('moved');
+      else response.writeHead(200).end('{}');
+    });
+    const error = await failureOf(new HttpEffect({ name: 'mailer', url }));
+    expect(seen).toEqual(['POST /mailer']);
+    expect(error?.performed).toBe(performed);
+    expect(error?.message).toBe(
+      `mailer answered ${status} (redirects are not followed: configure the URL it names, ${status === 300 ? 'none' : '/elsewhere'})${performed === 'no' ? '' : ' (it may have acted)'}: moved`,
+    );
+  });
+
+  it('says a host that does not resolve did not act', async () => {
+    // RFC 6761: no name under .invalid resolves (ENOTFOUND, or EAI_AGAIN without a resolver).
+    const error = await failureOf(new HttpEffect({ name: 'mailer', url: 'http://effects.invalid/mailer' }));
+    expect(error?.performed).toBe('no');
+    expect(error?.message).toMatch(
+      /^mailer unreachable at http:\/\/effects\.invalid\/mailer \((ENOTFOUND|EAI_AGAIN)\): the call was not made$/,
+    );
+  });
+
+  describe('the network error it reads (fetch fails with the system error as its cause)', () => {
+    /** An effect whose fetch fails with `error`, as Node's fetch does: `TypeError('fetch failed', { cause })`. */
+    const failingWith = (cause: unknown) =>
+      new HttpEffect({
+        name: 'mailer',
+        url: 'http://crm.example/notes',
+        fetch: () => Promise.reject(new TypeError('fetch failed', { cause })),
+      });
+    const systemError = (code: string) => Object.assign(new Error(`connect ${code}`), { code });
+
+    it.each([
+      'ECONNREFUSED',
+      'ENOTFOUND',
+      'EAI_AGAIN',
+      'EHOSTUNREACH',
+      'ENETUNREACH',
+      'UND_ERR_CONNECT_TIMEOUT',
+    ])('%s: not sent, so the call did not act', async (code) => {
+      const error = await failureOf(failingWith(systemError(code)));
+      expect(error?.performed).toBe('no');
+      expect(error?.message).toBe(
+        `mailer unreachable at http://crm.example/notes (${code}): the call was not made`,
+      );
+    });
+
+    it.each(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'])(
+      '%s: after the request was sent, so it may have acted',
+      async (code) => {
+        const error = await failureOf(failingWith(systemError(code)));
+        expect(error?.performed).toBe('unknown');
+        expect(error?.message).toBe(`mailer failed after the request was sent (${code}): it may have acted`);
+      },
+    );
+
+    it('reads a code further down the cause chain', async () => {
+      const deep = new Error('outer', { cause: new Error('middle', { cause: systemError('ECONNREFUSED') }) });
+      expect((await failureOf(failingWith(deep)))?.performed).toBe('no');
+    });
+
+    it("names the error's message when no code is found, even along a chain that loops", async () => {
+      expect((await failureOf(failingWith(undefined)))?.message).toBe(
+        'mailer failed after the request was sent (fetch failed): it may have acted',
+      );
+      const looping = new Error('a');
+      looping.cause = new Error('b', { cause: looping });
+      const error = await failureOf(failingWith(looping));
+      expect(error?.performed).toBe('unknown');
+      expect(error?.message).toBe(
+        'mailer failed after the request was sent (fetch failed): it may have acted',
+      );
+    });
   });
 });

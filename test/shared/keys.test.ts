@@ -39,6 +39,11 @@ describe('idempotency keys', () => {
     expect(buildIdempotencyKey('shopify', order, { kind: 'business-object' })).toMatchObject({
       key: 'shopify:shop.myshopify.com:order:820982911946154508',
     });
+    // An event that names its object but not its kind: the kind part reads `object`.
+    const { objectKind: _k, ...kindless } = order;
+    expect(buildIdempotencyKey('shopify', kindless, { kind: 'business-object' })).toMatchObject({
+      key: 'shopify:shop.myshopify.com:object:820982911946154508',
+    });
   });
 
   it('refuses object-based rules when the event names no object', () => {
@@ -150,6 +155,16 @@ describe('idempotency keys', () => {
         bytes: 507,
       });
     });
+
+    it('accepts an archive object name of exactly 1,024 bytes and refuses one byte more', () => {
+      // The provider id is in the name twice: a key well within its own limit reaches S3's.
+      const provider = 'p'.repeat(490);
+      const room = 1024 - Buffer.byteLength(archiveObjectKey(provider, '', `${provider}::`));
+      const fitting = keyOf('e'.repeat(room), provider, '');
+      expect(fitting).toMatchObject({ ok: true });
+      if (fitting.ok) expect(Buffer.byteLength(archiveObjectKey(provider, '', fitting.key))).toBe(1024);
+      expect(keyOf('e'.repeat(room + 1), provider, '')).toMatchObject({ ok: false, reason: 'key_too_long' });
+    });
   });
 
   it('resolves an exact event type first, then the longest prefix pattern, then the default', () => {
@@ -166,6 +181,29 @@ describe('idempotency keys', () => {
     expect(resolveKeyRule(rules, 'payment_method.attached')).toEqual({ kind: 'business-object' });
     expect(resolveKeyRule(rules, 'charge.refunded')).toEqual({ kind: 'event-id' });
     expect(resolveKeyRule(rules, 'constructor')).toEqual({ kind: 'event-id' });
+    // A type without `*` matches only itself, never as a prefix of a longer type.
+    expect(resolveKeyRule(rules, 'payment_intent.payment_failed.v2')).toEqual({ kind: 'composite' });
+    expect(
+      resolveKeyRule(
+        { default: { kind: 'event-id' }, byEventType: { 'charge.succeeded': { kind: 'composite' } } },
+        'charge.succeeded_later',
+      ),
+    ).toEqual({ kind: 'event-id' });
+  });
+
+  it('takes the longest matching prefix whatever order the patterns are written in', () => {
+    const shortFirst = {
+      default: { kind: 'event-id' },
+      byEventType: { 'payment_*': { kind: 'business-object' }, 'payment_intent.*': { kind: 'composite' } },
+    } as const;
+    const longFirst = {
+      default: { kind: 'event-id' },
+      byEventType: { 'payment_intent.*': { kind: 'composite' }, 'payment_*': { kind: 'business-object' } },
+    } as const;
+    for (const rules of [shortFirst, longFirst]) {
+      expect(resolveKeyRule(rules, 'payment_intent.created')).toEqual({ kind: 'composite' });
+      expect(resolveKeyRule(rules, 'payment_method.attached')).toEqual({ kind: 'business-object' });
+    }
   });
 
   it("uses Stripe's composite rule for payment_intent.* and the event id elsewhere by default", () => {
