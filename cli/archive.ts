@@ -3,10 +3,11 @@
  * or a batch of them (lambdas/store/payload-archive.ts); each is the queue message plus
  * `archivedAt`, so replaying it is sending it back without that field.
  */
-import { GetObjectCommand, ListObjectsV2Command, NoSuchKey } from '@aws-sdk/client-s3';
+import { GetObjectCommand, NoSuchKey } from '@aws-sdk/client-s3';
 import type { ProviderId } from '../lambdas/providers/types.js';
 import type { EventMessage } from '../lambdas/queue/event-message.js';
 import { archiveDayPrefix } from '../lambdas/shared/archive-layout.js';
+import { allObjectKeys } from '../lambdas/store/object-listing.js';
 import {
   type ArchivedEvent,
   ArchiveFormatError,
@@ -52,22 +53,9 @@ export { queueMessageOf } from '../lambdas/store/payload-archive.js';
 
 export async function listArchiveKeys(stack: StackContext, prefix: string): Promise<string[]> {
   const bucket = stack.output('ArchiveBucketName');
-  const keys: string[] = [];
-  let token: string | undefined;
-  do {
-    const page = await aws(stack, `ListObjectsV2 on s3://${bucket}/${prefix}`, () =>
-      stack.s3.send(
-        new ListObjectsV2Command({
-          Bucket: bucket,
-          Prefix: prefix,
-          ...(token ? { ContinuationToken: token } : {}),
-        }),
-      ),
-    );
-    for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key);
-    token = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (token);
-  return keys;
+  return aws(stack, `ListObjectsV2 on s3://${bucket}/${prefix}`, () =>
+    allObjectKeys(stack.s3, { bucket, prefix }),
+  );
 }
 
 /** The archived events in the object at `key` (one or a batch's); a CliError when it is missing or unreadable. */

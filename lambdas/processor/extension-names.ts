@@ -33,9 +33,9 @@ export function adapterNameProblem(name: string): string | undefined {
  * `writtenRows` tables through it.
  */
 export function tableOutputName(name: string): string {
+  // An empty part (`a--b`) adds nothing.
   const pascal = name
     .split(/[-_]/)
-    .filter(Boolean)
     .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
     .join('');
   return `${pascal}TableName`;

@@ -29,16 +29,13 @@ export function deliveryFromEvent(event: APIGatewayProxyEventV2): IncomingDelive
   };
 }
 
-/** The public answer: a small JSON body naming the outcome, never any secret or signature. */
-export function responseBody(result: DeliveryResult): Record<string, unknown> {
-  return {
-    outcome: result.outcome,
-    ...(result.reason === undefined ? {} : { reason: result.reason }),
-    message: result.message,
-    ...(result.key === undefined ? {} : { key: result.key }),
-    ...(result.eventId === undefined ? {} : { eventId: result.eventId }),
-    ...(result.deliveries === undefined ? {} : { deliveries: result.deliveries }),
-  };
+/**
+ * The public answer: a small JSON body naming the outcome, never any secret or signature. A field
+ * the result lacks is undefined, which JSON leaves out.
+ */
+function responseBody(result: DeliveryResult): Record<string, unknown> {
+  const { outcome, reason, message, key, eventId, deliveries } = result;
+  return { outcome, reason, message, key, eventId, deliveries };
 }
 
 export function toHttpResponse(result: DeliveryResult): APIGatewayProxyStructuredResultV2 {

@@ -71,8 +71,7 @@ interface FaultRule {
 export type FaultInjector = (point: FaultPointName, eventId: string) => void;
 
 export function parseFaultPoints(spec: string | undefined): FaultRule[] {
-  if (!spec?.trim()) return [];
-  return spec
+  return (spec ?? '')
     .split(',')
     .map((part) => part.trim())
     .filter(Boolean)
@@ -107,7 +106,7 @@ export function faultInjector(spec: string | undefined, stateDirectory?: string)
     }
     for (let firing = 1; firing <= rule.remaining; firing++) {
       try {
-        mkdirSync(join(stateDirectory, `rule-${index}-${firing}`), { recursive: false });
+        mkdirSync(join(stateDirectory, `rule-${index}-${firing}`));
         return true;
       } catch {
         // taken by an earlier firing (here or in another process)

@@ -5,18 +5,14 @@
  * https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html
  * https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-deletes.html
  */
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { ComplianceStore } from '../processor/compliance.js';
+import { listObjectKeys } from './object-listing.js';
 
-const isStatus = (error: unknown, status: number, name?: string): boolean => {
+/** Whether S3 answered `status`, known by the HTTP status or by the error's name. */
+const isStatus = (error: unknown, status: number, name: string): boolean => {
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } } | null;
-  return e?.$metadata?.httpStatusCode === status || (name !== undefined && e?.name === name);
+  return e?.$metadata?.httpStatusCode === status || e?.name === name;
 };
 
 export class S3ComplianceStore implements ComplianceStore {
@@ -27,24 +23,8 @@ export class S3ComplianceStore implements ComplianceStore {
     private readonly pageSize?: number,
   ) {}
 
-  async *list(prefix: string, startAfter?: string): AsyncIterable<string> {
-    let token: string | undefined;
-    do {
-      const page = await this.client.send(
-        new ListObjectsV2Command({
-          Bucket: this.bucket,
-          Prefix: prefix,
-          // The first page only: S3 ignores StartAfter beside a continuation token.
-          ...(token
-            ? { ContinuationToken: token }
-            : startAfter === undefined
-              ? {}
-              : { StartAfter: startAfter }),
-        }),
-      );
-      for (const item of page.Contents ?? []) if (item.Key) yield item.Key;
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token);
+  list(prefix: string, startAfter?: string): AsyncIterable<string> {
+    return listObjectKeys(this.client, { bucket: this.bucket, prefix, startAfter, pageSize: this.pageSize });
   }
 
   async read(key: string): Promise<{ text: string; etag: string } | undefined> {

@@ -55,11 +55,10 @@ export class ArchiveFormatError extends Error {
 }
 
 function isEventMessage(value: unknown): value is EventMessage {
-  const event = value as Partial<EventMessage> | null;
+  // Any value but an object has no `v` of 1 (`null` and `undefined` have no properties at all).
+  const event = value as Partial<EventMessage> | null | undefined;
   return (
-    typeof event === 'object' &&
-    event !== null &&
-    event.v === 1 &&
+    event?.v === 1 &&
     typeof event.key === 'string' &&
     typeof event.provider === 'string' &&
     typeof event.body === 'string'
@@ -78,7 +77,7 @@ export function parseArchive(text: string, where: string): ArchivedEvent[] {
     throw new ArchiveFormatError(`${where} is not JSON`);
   }
   const batch = parsed as Partial<ArchivedBatch> | null;
-  if (typeof batch === 'object' && batch !== null && batch.v === ARCHIVE_BATCH_VERSION) {
+  if (batch?.v === ARCHIVE_BATCH_VERSION) {
     if (
       typeof batch.archivedAt !== 'string' ||
       !Array.isArray(batch.events) ||

@@ -9,7 +9,7 @@ import {
   DynamoDBClient,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
@@ -25,6 +25,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
+import { allObjectKeys } from '../../lambdas/store/object-listing.js';
 import { CLAIMS_TABLE_SCHEMA, claimsTableDefinition } from '../../lambdas/store/schema.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.js';
 
@@ -204,16 +205,7 @@ export async function getObjectText(client: S3Client, bucket: string, key: strin
 
 /** Every object key in the bucket, sorted. */
 export async function bucketKeys(client: S3Client, bucket: string): Promise<string[]> {
-  const keys: string[] = [];
-  let token: string | undefined;
-  do {
-    const page = await client.send(
-      new ListObjectsV2Command({ Bucket: bucket, ...(token ? { ContinuationToken: token } : {}) }),
-    );
-    for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key);
-    token = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (token);
-  return keys.sort();
+  return (await allObjectKeys(client, { bucket })).sort();
 }
 
 /**

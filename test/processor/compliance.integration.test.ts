@@ -3,7 +3,7 @@
  * rewriting and deleting. s3rver ignores `If-Match`, so the 412 path (another writer changed the
  * object) is driven with a client that answers as S3 does, checking the condition is sent.
  */
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { S3ComplianceStore } from '../../lambdas/store/compliance-store.js';
 import { bucketKeys, createBucket, getObjectText, s3Client } from '../helpers/aws.js';
@@ -45,6 +45,13 @@ describe('S3ComplianceStore on s3rver', () => {
     expect(await store.deleteIfUnchanged(first, (await store.read(first))?.etag ?? '')).toBe(true);
     expect(await store.read(first)).toBeUndefined();
     await store.write('compliance/shopify/shop/customer-1/data-request-1.json', '{"ok":true}');
+    const written = await s3.send(
+      new HeadObjectCommand({
+        Bucket: bucket,
+        Key: 'compliance/shopify/shop/customer-1/data-request-1.json',
+      }),
+    );
+    expect(written.ContentType).toBe('application/json');
     await store.delete(keys[1] as string);
     const remaining = await bucketKeys(s3, bucket);
     expect(remaining).toContain('compliance/shopify/shop/customer-1/data-request-1.json');
@@ -54,7 +61,8 @@ describe('S3ComplianceStore on s3rver', () => {
 });
 
 describe('S3ComplianceStore conditions', () => {
-  const answering = (error?: { name: string; status: number }) => {
+  /** A client whose every call fails with `error` (its HTTP status in `$metadata` when given), or succeeds. */
+  const answering = (error?: { name: string; status?: number }) => {
     const sent: Record<string, unknown>[] = [];
     const client = {
       send: async (command: { input: Record<string, unknown> }) => {
@@ -62,7 +70,7 @@ describe('S3ComplianceStore conditions', () => {
         if (error)
           throw Object.assign(new Error(error.name), {
             name: error.name,
-            $metadata: { httpStatusCode: error.status },
+            ...(error.status === undefined ? {} : { $metadata: { httpStatusCode: error.status } }),
           });
         return {};
       },
@@ -91,5 +99,24 @@ describe('S3ComplianceStore conditions', () => {
     const denied = answering({ name: 'AccessDenied', status: 403 }).store;
     await expect(denied.replaceIfUnchanged('k', '{}', '"e"')).rejects.toThrow('AccessDenied');
     await expect(denied.read('k')).rejects.toThrow('AccessDenied');
+  });
+
+  it("knows S3's answer by its HTTP status or by its error name, either alone", async () => {
+    for (const changed of [{ name: 'Unknown', status: 412 }, { name: 'PreconditionFailed' }]) {
+      const { store } = answering(changed);
+      expect(await store.replaceIfUnchanged('k', '{}', '"e"')).toBe(false);
+      expect(await store.deleteIfUnchanged('k', '"e"')).toBe(false);
+    }
+    for (const gone of [{ name: 'Unknown', status: 404 }, { name: 'NoSuchKey' }]) {
+      const { store } = answering(gone);
+      expect(await store.read('k')).toBeUndefined();
+      expect(await store.replaceIfUnchanged('k', '{}', '"e"')).toBe(false);
+      expect(await store.deleteIfUnchanged('k', '"e"')).toBe(true);
+    }
+    // Neither: thrown as it is.
+    await expect(answering({ name: 'Unknown', status: 500 }).store.read('k')).rejects.toThrow('Unknown');
+    await expect(answering({ name: 'Unknown' }).store.deleteIfUnchanged('k', '"e"')).rejects.toThrow(
+      'Unknown',
+    );
   });
 });

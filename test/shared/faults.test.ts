@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -20,6 +20,7 @@ describe('fault points', () => {
       expect(() => inject?.('processor.crashAfterClaim', 'evt_y')).not.toThrow();
       expect(() => inject?.('processor.crashAfterClaim', 'evt_x')).toThrow('exit 137');
       expect(exit).toHaveBeenCalledWith(137);
+      expect(stderr).toHaveBeenCalledWith('injected crash at processor.crashAfterClaim: the process exits');
       expect(() => inject?.('processor.crashAfterClaim', 'evt_x')).not.toThrow();
     } finally {
       exit.mockRestore();
@@ -30,6 +31,17 @@ describe('fault points', () => {
   it('is inert when FAULT_POINTS is unset or blank', () => {
     expect(faultInjector(undefined)).toBeUndefined();
     expect(faultInjector('  ')).toBeUndefined();
+    expect(faultInjector(' , ,')).toBeUndefined();
+  });
+
+  it('reads each entry: point, match, count; empty entries are skipped', () => {
+    expect(parseFaultPoints('processor.afterState,, receiver.afterClaim@evt_9:12 ,')).toEqual([
+      { point: 'processor.afterState', match: undefined, remaining: 1 },
+      { point: 'receiver.afterClaim', match: 'evt_9', remaining: 12 },
+    ]);
+    expect(parseFaultPoints('processor.afterLedger@:*')).toEqual([
+      { point: 'processor.afterLedger', match: undefined, remaining: Number.POSITIVE_INFINITY },
+    ]);
   });
 
   it('throws once by default, then lets the point pass', () => {
@@ -65,11 +77,43 @@ describe('fault points', () => {
     expect(() => b?.('processor.afterClaim', 'e')).not.toThrow();
   });
 
+  it('fires for ever with a * count through a state directory too, and keeps nothing there for it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'faults-'));
+    const inject = faultInjector('processor.afterState:*', dir);
+    for (let i = 0; i < 3; i++)
+      expect(() => inject?.('processor.afterState', 'e')).toThrow(InjectedFaultError);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('throws an InjectedFaultError naming the point', () => {
+    const inject = faultInjector('receiver.afterPayloadStored');
+    try {
+      inject?.('receiver.afterPayloadStored', 'evt_1');
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(InjectedFaultError);
+      expect((error as InjectedFaultError).name).toBe('InjectedFaultError');
+      expect((error as InjectedFaultError).point).toBe('receiver.afterPayloadStored');
+      expect((error as Error).message).toBe('injected fault at receiver.afterPayloadStored');
+    }
+  });
+
   it('rejects an unknown point or a malformed entry with a message naming the valid points', () => {
     expect(() => parseFaultPoints('receiver.afterLunch')).toThrow(/processor\.afterClaim/);
     expect(() => parseFaultPoints('processor.beforeledger')).toThrow(/processor\.before<Effect>/);
     expect(() => parseFaultPoints('processor.during')).toThrow(/processor\.before<Effect>Marker/);
     expect(() => parseFaultPoints('receiver.afterClaim:lots')).toThrow(/point\[@match\]\[:count\]/);
+    // An effect point's name is whole: nothing before `processor.` or after the effect's name.
+    for (const entry of [
+      'xprocessor.beforeLedger',
+      'processor.beforeLedger.x',
+      '-processor.afterState',
+      'processor.afterState:1x',
+    ]) {
+      expect(() => parseFaultPoints(entry)).toThrow(
+        `FAULT_POINTS entry ${JSON.stringify(entry)} is not point[@match][:count] with a point among receiver.afterClaim, receiver.afterPayloadStored, processor.beforeClaim, processor.afterClaim, processor.crashAfterClaim, processor.afterState, compliance.afterObject, compliance.afterDone, or an effect's processor.before<Effect>, processor.before<Effect>Marker, processor.after<Effect>`,
+      );
+    }
   });
 
   it("names each effect step's points after the effect, so any effect has them", () => {
