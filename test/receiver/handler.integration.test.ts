@@ -2,53 +2,15 @@
  * The Lambda adapter end to end: an API Gateway HTTP API v2 event through middy, Powertools and the
  * core, to DynamoDB Local and the SQS emulator, as the deployed function runs it.
  */
-import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { createReceiverHandler, depsFromEnvironment } from '../../lambdas/receiver/handler.js';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.js';
+import { apiGatewayEvent as apiEvent } from '../helpers/api-gateway.js';
 import { stripeCustomerEvent } from '../helpers/events.js';
 import { capturePowertoolsOutput } from '../helpers/powertools-output.js';
 import { createReceiverHarness, type ReceiverHarness } from '../helpers/receiver-harness.js';
 import { stripeHeaders, TEST_SECRETS } from '../helpers/signing.js';
-
-function apiEvent(
-  provider: string,
-  body: string,
-  headers: Record<string, string>,
-  base64 = false,
-): APIGatewayProxyEventV2 {
-  return {
-    version: '2.0',
-    routeKey: 'POST /webhooks/{provider}',
-    rawPath: `/webhooks/${provider}`,
-    rawQueryString: '',
-    // API Gateway lower-cases header names; mixed case here proves the adapter does too.
-    headers: Object.fromEntries(
-      Object.entries(headers).map(([k, v]) => [k.replace(/^./, (c) => c.toUpperCase()), v]),
-    ),
-    pathParameters: { provider },
-    requestContext: {
-      accountId: '123456789012',
-      apiId: 'api',
-      domainName: 'example.execute-api.us-east-1.amazonaws.com',
-      domainPrefix: 'example',
-      http: {
-        method: 'POST',
-        path: `/webhooks/${provider}`,
-        protocol: 'HTTP/1.1',
-        sourceIp: '203.0.113.9',
-        userAgent: 'Stripe/1.0',
-      },
-      requestId: 'req-1',
-      routeKey: 'POST /webhooks/{provider}',
-      stage: '$default',
-      time: '02/Dec/2026:15:00:00 +0000',
-      timeEpoch: Date.now(),
-    },
-    body: base64 ? Buffer.from(body).toString('base64') : body,
-    isBase64Encoded: base64,
-  };
-}
 
 const context = {
   functionName: 'receiver',

@@ -6,36 +6,12 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import type { DeliveryResult } from '../../lambdas/receiver/core.js';
 import { deliveryFromEvent, providerFromEvent, toHttpResponse } from '../../lambdas/receiver/http.js';
+import { apiGatewayEvent } from '../helpers/api-gateway.js';
 
-/** The parts of an API Gateway event the adapter reads; the rest as API Gateway sends them. */
+/** A delivery's event with no path parameter and no body, then `overrides`. */
 function apiEvent(overrides: Partial<APIGatewayProxyEventV2>): APIGatewayProxyEventV2 {
-  return {
-    version: '2.0',
-    routeKey: 'POST /webhooks/{provider}',
-    rawPath: '/webhooks/stripe',
-    rawQueryString: '',
-    headers: {},
-    requestContext: {
-      accountId: '123456789012',
-      apiId: 'api',
-      domainName: 'example.execute-api.us-east-1.amazonaws.com',
-      domainPrefix: 'example',
-      http: {
-        method: 'POST',
-        path: '/webhooks/stripe',
-        protocol: 'HTTP/1.1',
-        sourceIp: '203.0.113.9',
-        userAgent: 'x',
-      },
-      requestId: 'req-1',
-      routeKey: 'POST /webhooks/{provider}',
-      stage: '$default',
-      time: '07/Dec/2026:15:00:00 +0000',
-      timeEpoch: 0,
-    },
-    isBase64Encoded: false,
-    ...overrides,
-  };
+  const { pathParameters: _p, body: _b, ...event } = apiGatewayEvent('stripe', '', {});
+  return { ...event, ...overrides };
 }
 
 describe('providerFromEvent', () => {
