@@ -59,7 +59,7 @@ function jsonObject(name: string, raw: string | undefined): Record<string, unkno
   try {
     value = JSON.parse(raw);
   } catch {
-    value = undefined;
+    // Not JSON: refused below, as any value that is not an object.
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ConfigError(
@@ -105,10 +105,10 @@ function parseEffects(raw: string | undefined): Record<EffectAdapterName, Effect
     }
     if (
       timeoutSeconds !== undefined &&
-      (typeof timeoutSeconds !== 'number' ||
-        !Number.isInteger(timeoutSeconds) ||
-        timeoutSeconds < 1 ||
-        timeoutSeconds > EFFECT_TIMEOUT_MAX_SECONDS)
+      // Number.isInteger is false for anything that is not a number.
+      (!Number.isInteger(timeoutSeconds) ||
+        (timeoutSeconds as number) < 1 ||
+        (timeoutSeconds as number) > EFFECT_TIMEOUT_MAX_SECONDS)
     ) {
       throw new ConfigError(
         `${where}: timeoutSeconds must be a whole number of seconds from 1 to ${EFFECT_TIMEOUT_MAX_SECONDS}, got ${JSON.stringify(timeoutSeconds)}`,

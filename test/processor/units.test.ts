@@ -282,6 +282,52 @@ describe('processor settings', () => {
   });
 });
 
+describe('processor settings: BUSINESS_TABLES and EFFECTS, value by value', () => {
+  const load = (extra: Record<string, string>) => loadProcessorSettings({ CLAIMS_TABLE_NAME: 'c', ...extra });
+
+  it('reads a blank variable as none, and trims table names', () => {
+    expect(load({ BUSINESS_TABLES: '  ', EFFECTS: ' ' })).toMatchObject({ tableNames: {}, effects: {} });
+    expect(load({ BUSINESS_TABLES: '{"payments":" p "}' }).tableNames).toEqual({ payments: 'p' });
+  });
+
+  it.each(['not json', ' [1] ', 'null', '5', '"x"'])(
+    'refuses %j as no JSON object, naming the variable',
+    (raw) => {
+      for (const name of ['BUSINESS_TABLES', 'EFFECTS']) {
+        expect(() => load({ [name]: raw })).toThrow(
+          `environment variable ${name} must be a JSON object, got ${JSON.stringify(raw.trim())}`,
+        );
+      }
+    },
+  );
+
+  it.each(['5', '"  "', 'null', '{}'])('refuses a table name of %s', (value) => {
+    expect(() => load({ BUSINESS_TABLES: `{"payments":${value}}` })).toThrow(
+      'environment variable BUSINESS_TABLES: table "payments" needs a table name',
+    );
+  });
+
+  it.each(['null', '[]', '"https://crm.example.com/"', '5'])(
+    'refuses an effect that is %s, not an object',
+    (value) => {
+      expect(() => load({ EFFECTS: `{"crm":${value}}` })).toThrow(
+        'environment variable EFFECTS: effect "crm" must be an object ({"url": ..., "honoursIdempotencyKey": ...})',
+      );
+    },
+  );
+
+  it('takes timeouts of exactly 1 and 900 seconds, and an empty url as none', () => {
+    const effects = load({
+      PROCESSING_LEASE_SECONDS: '1000',
+      EFFECTS:
+        '{"a":{"url":"https://a.example/","timeoutSeconds":1},"b":{"url":"https://b.example/","timeoutSeconds":900},"c":{"url":""}}',
+    }).effects;
+    expect(effects.a?.timeoutMs).toBe(1_000);
+    expect(effects.b?.timeoutMs).toBe(900_000);
+    expect(effects.c?.url).toBeUndefined();
+  });
+});
+
 describe('Shopify resource ids', () => {
   it('reads the exact id from admin_graphql_api_id when the numeric id is beyond 2^53', () => {
     const payload = JSON.parse(
