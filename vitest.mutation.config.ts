@@ -8,6 +8,7 @@
 import { relative } from 'node:path';
 import { configDefaults, defineConfig, mergeConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { UnloadedFilesAsFailures } from './test/helpers/unloaded-files-reporter.js';
 import base from './vitest.config.js';
 
 /**
@@ -44,6 +45,8 @@ const mutationConfig = mergeConfig(
   defineConfig({
     test: {
       sequence: { sequencer: QuickestFirst },
+      // A test file that fails to load counts as a failed test (Stryker would call its mutant survived).
+      reporters: ['default', new UnloadedFilesAsFailures()],
       exclude: [
         ...configDefaults.exclude,
         // `npm start`, `npm pack`, the bench and the CLI binary: other processes.

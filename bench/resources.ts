@@ -13,6 +13,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { boundedRequests } from '../lambdas/shared/request-timeouts.js';
 import { CLAIMS_TABLE_SCHEMA, claimsTableDefinition } from '../lambdas/store/schema.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/emulators.js';
 import { itemSizeBytes } from './capacity.js';
@@ -29,7 +30,7 @@ const CLIENT_SETTINGS = {
   region: LOCAL_REGION,
   credentials: LOCAL_CREDENTIALS,
   maxAttempts: 3,
-  requestHandler: { connectionTimeout: 1_000, requestTimeout: 2_000 },
+  requestHandler: boundedRequests(2_000),
 } as const;
 
 export const uniqueName = (prefix: string): string => `bench-${prefix}-${randomBytes(4).toString('hex')}`;

@@ -81,7 +81,7 @@ export function createProcessorHandler(options: ProcessorHandlerOptions): Proces
     archives: BatchArchives,
     context: Context,
   ): Promise<void> => {
-    const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? '1') || 1;
+    const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
     if (deps === undefined) {
       try {
         deps = { ...options.deps(), log: logger };
@@ -107,14 +107,15 @@ export function createProcessorHandler(options: ProcessorHandlerOptions): Proces
     }
     const started = Date.now();
     try {
-      const batchArchive = archives.get(keyOf(record.body) ?? '');
+      const batchArchive = batchArchiveOf(archives, record.body);
       const result = await processMessage(record.body, receiveCount, deps, {
         ...(batchArchive ? { batchArchive } : {}),
-        ...(typeof context?.getRemainingTimeInMillis === 'function'
+        ...(typeof context.getRemainingTimeInMillis === 'function'
           ? { remainingTimeMs: () => context.getRemainingTimeInMillis() }
           : {}),
       });
-      const provider = isProviderId(result.event.provider) ? result.event.provider : 'unknown';
+      // A provider this deployment does not have never gets here: its message is poison (below).
+      const { provider } = result.event;
       if (result.kind === 'already-done') {
         emit(ProcessorMetric.AlreadyDone, provider);
       } else {
@@ -203,22 +204,23 @@ export function createProcessorHandler(options: ProcessorHandlerOptions): Proces
   return middy(handle).use(invocationLogContext(logger)) as unknown as ProcessorHandler;
 }
 
-function keyOf(body: string): string | undefined {
+/** The message's fields as written, whatever they hold; none for a body that is not JSON. */
+function fieldsOf(body: string): { readonly key?: unknown; readonly provider?: unknown } {
   try {
-    const key = (JSON.parse(body) as { key?: unknown }).key;
-    return typeof key === 'string' ? key : undefined;
+    return Object(JSON.parse(body));
   } catch {
-    return undefined;
+    return {};
   }
 }
 
+/** Its batch's archive: a key that is no string (a poison message) is in no batch's map. */
+function batchArchiveOf(archives: BatchArchives, body: string) {
+  return archives.get(fieldsOf(body).key as string);
+}
+
 function providerOf(body: string): string {
-  try {
-    const provider = (JSON.parse(body) as { provider?: unknown }).provider;
-    return typeof provider === 'string' && isProviderId(provider) ? provider : 'unknown';
-  } catch {
-    return 'unknown';
-  }
+  const { provider } = fieldsOf(body);
+  return isProviderId(provider) ? provider : 'unknown';
 }
 
 /**

@@ -18,7 +18,7 @@ export interface ProviderRegistry<Id extends string> {
   readonly PROVIDERS: Readonly<Record<Id, Provider<Id>>>;
   /** The route ids, in registry order. */
   readonly PROVIDER_IDS: readonly Id[];
-  isProviderId(value: string): value is Id;
+  isProviderId(value: unknown): value is Id;
   /**
    * The provider for a route id, or `undefined` for anything else. The id comes from the URL path,
    * so inherited names (`__proto__`, `constructor`, `toString`) must not reach the object lookup.
@@ -53,7 +53,7 @@ export function registry<const P extends readonly Provider<string>[]>(
   }
   const PROVIDERS = Object.freeze(byId) as Readonly<Record<Id, Provider<Id>>>;
   const PROVIDER_IDS = Object.freeze(providers.map((provider) => provider.id as Id));
-  const isProviderId = (value: string): value is Id =>
+  const isProviderId = (value: unknown): value is Id =>
     typeof value === 'string' && Object.hasOwn(byId, value);
   return {
     PROVIDERS,

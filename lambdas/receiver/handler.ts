@@ -21,6 +21,7 @@ import {
   RECEIVER_SERVICE,
   ReceiverMetric,
 } from '../shared/metric-names.js';
+import { boundedRequests } from '../shared/request-timeouts.js';
 import { secretSourceFromEnvironment } from '../shared/secrets-manager.js';
 import { DynamoClaimStore } from '../store/dynamo-claim-store.js';
 import type { PayloadArchive } from '../store/payload-archive.js';
@@ -89,19 +90,20 @@ export function createReceiverHandler(options: ReceiverHandlerOptions): Receiver
 }
 
 function record(result: DeliveryResult, latencyMs: number, logger: Logger, metrics: Metrics): void {
-  const provider = result.provider && isProviderId(result.provider) ? result.provider : 'unknown';
+  const provider = isProviderId(result.provider) ? result.provider : 'unknown';
   const line = {
     provider,
     outcome: result.outcome,
     statusCode: result.statusCode,
     latencyMs,
-    ...(result.reason === undefined ? {} : { reason: result.reason }),
-    ...(result.key === undefined ? {} : { key: result.key }),
-    ...(result.eventId === undefined ? {} : { eventId: result.eventId }),
-    ...(result.eventType === undefined ? {} : { eventType: result.eventType }),
-    ...(result.deliveries === undefined ? {} : { deliveries: result.deliveries }),
+    // What is undefined is left out of the printed JSON.
+    reason: result.reason,
+    key: result.key,
+    eventId: result.eventId,
+    eventType: result.eventType,
+    deliveries: result.deliveries,
     enqueued: result.enqueued,
-    ...(result.tookOver ? { tookOver: true } : {}),
+    tookOver: result.tookOver || undefined,
   };
   // A 503 in_flight is the designed answer to a duplicate racing its first delivery: not an error.
   if (result.statusCode >= 500 && result.outcome !== 'in_flight') logger.error('delivery', line);
@@ -124,7 +126,7 @@ export function depsFromEnvironment(env: NodeJS.ProcessEnv = process.env): Omit<
   // Short timeouts and few retries: a provider's deadline is 5-10 s for the whole delivery.
   const clientConfig = {
     maxAttempts: 3,
-    requestHandler: { connectionTimeout: 1_000, requestTimeout: 2_000 },
+    requestHandler: boundedRequests(2_000),
   };
   return {
     settings,
@@ -156,14 +158,11 @@ function lazyArchive(bucket: string, forcePathStyle: boolean): Pick<PayloadArchi
             maxAttempts: 3,
             forcePathStyle,
             // A 6 MB PUT takes longer than a claim write: a wider request timeout, same attempts.
-            requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000 },
+            requestHandler: boundedRequests(5_000),
           }),
           bucket,
         ),
     );
-    loading.catch(() => {
-      loading = undefined;
-    });
     return loading;
   };
   return {

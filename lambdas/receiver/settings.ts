@@ -38,7 +38,8 @@ export { ConfigError };
 
 export interface ProviderSettings {
   readonly claimTtlSeconds: number;
-  readonly toleranceSeconds?: number;
+  /** Undefined for a provider that signs no timestamp. */
+  readonly toleranceSeconds?: number | undefined;
   readonly keyRules: KeyRules;
 }
 
@@ -155,7 +156,7 @@ export const toEnvironment = RECEIVER.toEnvironment;
 /** The rules of single settings, for the stack's synth-time checks (`ruleBroken`). */
 export const SETTINGS = RECEIVER.settings;
 
-const KEY_RULE_KINDS: ReadonlySet<string> = new Set<KeyRule['kind']>([
+const KEY_RULE_KINDS: ReadonlySet<unknown> = new Set<KeyRule['kind']>([
   'event-id',
   'composite',
   'business-object',
@@ -163,10 +164,10 @@ const KEY_RULE_KINDS: ReadonlySet<string> = new Set<KeyRule['kind']>([
 
 function parseKeyRule(value: unknown, where: string): KeyRule {
   const kind = typeof value === 'string' ? value : (value as { kind?: unknown } | null)?.kind;
-  if (typeof kind !== 'string' || !KEY_RULE_KINDS.has(kind)) {
+  if (!KEY_RULE_KINDS.has(kind)) {
     throw new ConfigError(`${where}: key rule must be one of event-id, composite, business-object`);
   }
-  return { kind } as KeyRule;
+  return { kind: kind as KeyRule['kind'] };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -225,7 +226,7 @@ export function parseProviderSettings(
     }
     result[id] = {
       claimTtlSeconds: ttl as number,
-      ...(tolerance === undefined ? {} : { toleranceSeconds: tolerance as number }),
+      toleranceSeconds: tolerance as number | undefined,
       keyRules: {
         default:
           rules.default === undefined

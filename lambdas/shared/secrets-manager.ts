@@ -20,6 +20,7 @@
  */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { isProviderId, type ProviderId } from '../providers/types.js';
+import { boundedRequests } from './request-timeouts.js';
 import {
   EMPTY_SECRET_SET,
   EnvSecretSource,
@@ -86,7 +87,7 @@ class InvalidSecretValueError extends Error {
 export function defaultSecretsManagerClient(): SecretsManagerClient {
   return new SecretsManagerClient({
     maxAttempts: 2,
-    requestHandler: { connectionTimeout: 1_000, requestTimeout: 2_000 },
+    requestHandler: boundedRequests(2_000),
   });
 }
 

@@ -17,6 +17,8 @@ export class ConfigError extends Error {
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
+declare const REQUIRED: unique symbol;
+
 /**
  * One environment variable. `T` is the typed value, `W` what `toEnvironment` accepts for it (wider
  * than `T` when a construct holds a partial value, like provider overrides), `R` whether a function
@@ -28,7 +30,11 @@ export interface Setting<T, W = T, R extends boolean = boolean> {
   readonly schema: z.ZodMiniType<T, string | undefined>;
   /** Typed value -> raw value; undefined leaves the variable unset. */
   readonly write: (value: W) => string | undefined;
-  readonly required: R;
+  /**
+   * For the type checker only (`toEnvironment` requires the value when true): never set, since no
+   * code reads it at run time. The constructors' return types set `R`.
+   */
+  readonly [REQUIRED]?: R;
   /**
    * The rule on the value as written (a number of seconds, bytes, ...), for a value known before
    * run time: the stack checks its props with it (see {@link ruleBroken}).
@@ -41,6 +47,7 @@ type AnySetting = Setting<any, any, boolean>;
 type Settings = Readonly<Record<string, AnySetting>>;
 
 type ValueOf<S> = S extends Setting<infer T, infer _W, infer _R> ? T : never;
+type RequiredOf<S> = S extends Setting<infer _T, infer _W, infer R> ? R : never;
 type WrittenOf<S> = S extends Setting<infer _T, infer W, infer _R> ? W : never;
 
 /** The typed settings: a key per setting; a value that may be undefined makes its key optional. */
@@ -52,9 +59,9 @@ export type SettingsOf<F extends Settings> = {
 
 /** What `toEnvironment` takes: the required settings, and any of the others. */
 export type EnvironmentOf<F extends Settings> = {
-  readonly [K in keyof F as F[K]['required'] extends true ? K : never]: WrittenOf<F[K]>;
+  readonly [K in keyof F as RequiredOf<F[K]> extends true ? K : never]: WrittenOf<F[K]>;
 } & {
-  readonly [K in keyof F as F[K]['required'] extends true ? never : K]?: WrittenOf<F[K]> | undefined;
+  readonly [K in keyof F as RequiredOf<F[K]> extends true ? never : K]?: WrittenOf<F[K]> | undefined;
 };
 
 export interface FunctionSettings<F extends Settings> {
@@ -68,9 +75,6 @@ export interface FunctionSettings<F extends Settings> {
   /** Typed settings -> the variables: the only code that writes these names. */
   toEnvironment(values: EnvironmentOf<F>): Record<string, string>;
 }
-
-/** Issues whose message is already a whole sentence (a nested parser's), not a rule to prefix. */
-const WHOLE_MESSAGE = 'wholeMessage';
 
 export function defineSettings<const F extends Settings>(settings: F): FunctionSettings<F> {
   const entries = Object.entries(settings);
@@ -107,7 +111,8 @@ export function defineSettings<const F extends Settings>(settings: F): FunctionS
 
 function issueMessage(issue: z.core.$ZodIssue, env: Env): string {
   const name = String(issue.path[0]);
-  if (issue.code === 'custom' && issue.params?.[WHOLE_MESSAGE]) return issue.message;
+  // The only custom issues are a nested parser's (`nested`), whose message is a whole sentence.
+  if (issue.code === 'custom') return issue.message;
   const raw = env[name]?.trim();
   return `environment variable ${name} ${issue.message}${raw ? `, got ${JSON.stringify(raw)}` : ''}`;
 }
@@ -134,7 +139,6 @@ export function requiredText(name: string): Setting<string, string, true> {
     name,
     schema: z.pipe(text, z.string({ error: 'is required' })),
     write: (value) => value,
-    required: true,
   };
 }
 
@@ -159,7 +163,6 @@ export function optionalText(
         )
       : text,
     write: (value) => value,
-    required: false,
   };
 }
 
@@ -172,7 +175,6 @@ export function flag(name: string): Setting<boolean, boolean, false> {
       z.transform((raw) => raw === 'true'),
     ),
     write: (value) => (value ? 'true' : undefined),
-    required: false,
   };
 }
 
@@ -195,7 +197,6 @@ export function toggle(name: string, defaultValue: boolean): Setting<boolean, bo
       ),
     ),
     write: (value) => (value === defaultValue ? undefined : String(value)),
-    required: false,
   };
 }
 
@@ -205,7 +206,10 @@ export interface IntegerOptions {
   readonly min?: number;
   /** @default Number.MAX_SAFE_INTEGER */
   readonly max?: number;
-  /** The rule as told when broken. @default `must be a positive integer` (or the range, when one is given) */
+  /**
+   * The rule as told when broken. @default `must be a positive integer`, `must be an integer from
+   * <min> to <max>` when a max is given, `must be an integer of at least <min>` for another min alone
+   */
   readonly message?: string;
 }
 
@@ -216,7 +220,6 @@ export function integer(name: string, options: IntegerOptions): Setting<number, 
     name,
     schema: z.pipe(text, z._default(fromText(rule), options.default)),
     write: String,
-    required: false,
     rule,
   };
 }
@@ -231,19 +234,20 @@ export function optionalInteger(
     name,
     schema: z.pipe(text, z.optional(fromText(rule))),
     write: String,
-    required: false,
     rule,
   };
 }
 
 function integerRule(options: Omit<IntegerOptions, 'default'>): z.ZodMiniNumber<number> {
   const { min = 1, max = Number.MAX_SAFE_INTEGER } = options;
-  const error =
-    options.message ??
-    (min === 1 && max === Number.MAX_SAFE_INTEGER
-      ? 'must be a positive integer'
-      : `must be an integer from ${min} to ${max}`);
-  return z.number({ error }).check(z.int({ error }), z.minimum(min, { error }), z.maximum(max, { error }));
+  const error = options.message ?? integerRuleText(min, max);
+  // The schema's error is each of its checks' too: one rule, told the same way whichever fails.
+  return z.number({ error }).check(z.int(), z.minimum(min), z.maximum(max));
+}
+
+function integerRuleText(min: number, max: number): string {
+  if (max !== Number.MAX_SAFE_INTEGER) return `must be an integer from ${min} to ${max}`;
+  return min === 1 ? 'must be a positive integer' : `must be an integer of at least ${min}`;
 }
 
 /** Text -> number (as `Number` reads it: `1e3` is 1000) -> `rule`. */
@@ -286,7 +290,6 @@ export function parsed<T, W = T>(
       z.transform((raw, ctx) => nested(raw, ctx, parse)),
     ),
     write,
-    required: false,
   };
 }
 
@@ -298,7 +301,6 @@ function nested<I, O>(input: I, ctx: z.core.ParsePayload, parse: (input: I) => O
       code: 'custom',
       input,
       message: error instanceof Error ? error.message : String(error),
-      params: { [WHOLE_MESSAGE]: true },
     });
     return z.NEVER;
   }

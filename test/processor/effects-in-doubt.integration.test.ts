@@ -504,8 +504,13 @@ describe('processor runtime: effects in doubt are counted', () => {
       .split('\n')
       .filter(Boolean)
       .map((line) => JSON.parse(line) as Record<string, unknown>);
-    const metric = lines.find((line) => line.EffectsInDoubt !== undefined);
-    expect(metric).toMatchObject({ EffectsInDoubt: 1, provider: 'stripe' });
+    const metrics = lines.filter((line) => line.EffectsInDoubt !== undefined);
+    // Per provider, and summed over providers (no provider dimension): what the alarm reads.
+    expect(metrics).toEqual([
+      expect.objectContaining({ EffectsInDoubt: 1, provider: 'stripe' }),
+      expect.not.objectContaining({ provider: expect.anything() }),
+    ]);
+    expect(metrics[1]).toMatchObject({ EffectsInDoubt: 1, service: 'webhook-processor' });
     expect(lines.find((line) => line.message === 'event')).toMatchObject({ effectsInDoubt: ['receipt'] });
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { PROVIDER_LIST } from '../../lambdas/providers/index.js';
 import * as receiverSettings from '../../lambdas/receiver/settings.js';
 import {
   ConfigError,
@@ -101,6 +102,101 @@ describe('receiver settings', () => {
   });
 });
 
+describe('PROVIDER_SETTINGS, value by value', () => {
+  const KINDS = 'key rule must be one of event-id, composite, business-object';
+  it.each([
+    ['null', 'PROVIDER_SETTINGS must be a JSON object keyed by provider'],
+    ['"stripe"', 'PROVIDER_SETTINGS must be a JSON object keyed by provider'],
+    ['[]', 'PROVIDER_SETTINGS must be a JSON object keyed by provider'],
+    ['{"stripe":5}', 'PROVIDER_SETTINGS.stripe must be an object'],
+    ['{"stripe":"composite"}', 'PROVIDER_SETTINGS.stripe must be an object'],
+    ['{"stripe":[]}', 'PROVIDER_SETTINGS.stripe must be an object'],
+    [
+      '{"stripe":{"claimTtlSeconds":0}}',
+      'PROVIDER_SETTINGS.stripe.claimTtlSeconds must be a positive integer',
+    ],
+    [
+      '{"stripe":{"claimTtlSeconds":1.5}}',
+      'PROVIDER_SETTINGS.stripe.claimTtlSeconds must be a positive integer',
+    ],
+    [
+      '{"stripe":{"claimTtlSeconds":"864000"}}',
+      'PROVIDER_SETTINGS.stripe.claimTtlSeconds must be a positive integer',
+    ],
+    [
+      '{"stripe":{"toleranceSeconds":0}}',
+      'PROVIDER_SETTINGS.stripe.toleranceSeconds must be a positive integer',
+    ],
+    [
+      '{"stripe":{"toleranceSeconds":-300}}',
+      'PROVIDER_SETTINGS.stripe.toleranceSeconds must be a positive integer',
+    ],
+    [
+      '{"stripe":{"toleranceSeconds":2.5}}',
+      'PROVIDER_SETTINGS.stripe.toleranceSeconds must be a positive integer',
+    ],
+    [
+      '{"github":{"toleranceSeconds":"60"}}',
+      'PROVIDER_SETTINGS.github.toleranceSeconds must be a positive integer',
+    ],
+    ['{"stripe":{"keyRules":"composite"}}', 'PROVIDER_SETTINGS.stripe.keyRules must be an object'],
+    ['{"stripe":{"keyRules":[]}}', 'PROVIDER_SETTINGS.stripe.keyRules must be an object'],
+    [
+      '{"stripe":{"keyRules":{"byEventType":null}}}',
+      'PROVIDER_SETTINGS.stripe.keyRules.byEventType must be an object',
+    ],
+    [
+      '{"stripe":{"keyRules":{"byEventType":["composite"]}}}',
+      'PROVIDER_SETTINGS.stripe.keyRules.byEventType must be an object',
+    ],
+    [
+      '{"stripe":{"keyRules":{"byEventType":{"charge.*":"hash"}}}}',
+      `PROVIDER_SETTINGS.stripe.keyRules.byEventType["charge.*"]: ${KINDS}`,
+    ],
+    [
+      '{"stripe":{"keyRules":{"byEventType":{"charge.*":{"kind":5}}}}}',
+      `PROVIDER_SETTINGS.stripe.keyRules.byEventType["charge.*"]: ${KINDS}`,
+    ],
+    ['{"stripe":{"keyRules":{"default":null}}}', `PROVIDER_SETTINGS.stripe.keyRules.default: ${KINDS}`],
+    ['{"stripe":{"keyRules":{"default":7}}}', `PROVIDER_SETTINGS.stripe.keyRules.default: ${KINDS}`],
+    ['{"stripe":{"keyRules":{"default":{}}}}', `PROVIDER_SETTINGS.stripe.keyRules.default: ${KINDS}`],
+  ])('refuses %s: %s', (json, message) => {
+    expect(() => parseProviderSettings(json)).toThrow(new ConfigError(message));
+  });
+
+  it('names the providers there are when one is unknown', () => {
+    const two = PROVIDER_LIST.filter((provider) => provider.id === 'stripe' || provider.id === 'github');
+    expect(() => parseProviderSettings('{"paypal":{}}', two)).toThrow(
+      new ConfigError('PROVIDER_SETTINGS names unknown provider "paypal" (the providers are stripe, github)'),
+    );
+  });
+
+  it('reads blank as no overrides, and takes the smallest values and a rule given as an object', () => {
+    expect(parseProviderSettings('  ')).toEqual(parseProviderSettings(undefined));
+    const providers = parseProviderSettings(
+      JSON.stringify({
+        stripe: { claimTtlSeconds: 1, toleranceSeconds: 1, keyRules: { default: { kind: 'composite' } } },
+        github: { toleranceSeconds: 60, keyRules: { byEventType: { push: { kind: 'business-object' } } } },
+      }),
+    );
+    expect(providers.stripe).toEqual({
+      claimTtlSeconds: 1,
+      toleranceSeconds: 1,
+      keyRules: {
+        default: { kind: 'composite' },
+        byEventType: { 'payment_intent.*': { kind: 'composite' } },
+      },
+    });
+    expect(providers.github).toEqual({
+      claimTtlSeconds: 7 * DAY,
+      toleranceSeconds: 60,
+      keyRules: { default: { kind: 'event-id' }, byEventType: { push: { kind: 'business-object' } } },
+    });
+    // GitHub signs no timestamp: no tolerance unless one is set.
+    expect(parseProviderSettings(undefined).github.toleranceSeconds).toBeUndefined();
+  });
+});
+
 describe('receiver settings: one schema for the handler, the construct and the local runner', () => {
   const ENV = receiverSettings.ENV;
 
@@ -116,6 +212,13 @@ describe('receiver settings: one schema for the handler, the construct and the l
     });
     const settings = receiverSettings.load(base);
     expect(settings.archiveBucket).toBeUndefined();
+    expect(
+      receiverSettings.load({
+        ...base,
+        FAULT_POINTS: 'receiver.afterClaim',
+        FAULT_POINTS_STATE_DIR: '/tmp/faults',
+      }),
+    ).toMatchObject({ faultPoints: 'receiver.afterClaim', faultPointsStateDirectory: '/tmp/faults' });
     expect(settings.faultPoints).toBeUndefined();
     expect(settings.secretArnsJson).toBeUndefined();
     expect(RECEIVER_DEFAULTS).toBe(receiverSettings.DEFAULTS);
@@ -151,6 +254,7 @@ describe('receiver settings: one schema for the handler, the construct and the l
     ],
     [ENV.providers, '[1]', /^PROVIDER_SETTINGS must be a JSON object keyed by provider$/],
     [ENV.faultPoints, 'receiver.nowhere', /^FAULT_POINTS entry "receiver.nowhere" is not point/],
+    ['FAULT_POINTS', 'receiver.nowhere', /^FAULT_POINTS entry "receiver.nowhere" is not point/],
   ])('refuses %s=%j with one error naming the variable and the rule', (name, value, message) => {
     expect(() => receiverSettings.load({ ...base, [name]: value })).toThrow(ConfigError);
     expect(() => receiverSettings.load({ ...base, [name]: value })).toThrow(message);

@@ -17,6 +17,7 @@ import {
   secretSourceFromEnvironment,
 } from '../../lambdas/shared/secrets-manager.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.js';
+import { silentServer } from '../helpers/net.js';
 import { stripeHeaders } from '../helpers/signing.js';
 
 const STRIPE_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:webhooks/stripe-AbCdEf';
@@ -302,6 +303,35 @@ describe('secretSourceFromEnvironment', () => {
       Object.assign(process.env, saved);
     }
   });
+
+  it('gives up on a Secrets Manager that never answers: 2 tries of 2 s, then no secrets (the receiver answers 500)', async () => {
+    const silent = await silentServer();
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      AWS_REGION: LOCAL_REGION,
+      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: silent.endpoint,
+    });
+    const errors: SecretReadError[] = [];
+    try {
+      const source = new SecretsManagerSecretSource({
+        secretArns: { stripe: STRIPE_ARN },
+        onError: (error) => errors.push(error),
+      });
+      const started = Date.now();
+      expect(await source.getSecrets('stripe')).toEqual([]);
+      expect(Date.now() - started).toBeLessThan(6_000);
+      expect(silent.requests()).toBe(2);
+      expect(errors).toEqual([
+        expect.objectContaining({ message: expect.stringContaining('2000 ms requestTimeout') }),
+      ]);
+    } finally {
+      await silent.close();
+      for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
+      Object.assign(process.env, saved);
+    }
+  }, 15_000);
 
   it('reads Secrets Manager when WEBHOOK_SECRET_ARNS is set', () => {
     const source = secretSourceFromEnvironment({

@@ -63,7 +63,21 @@ describe('defineSettings', () => {
     );
   });
 
+  it('throws an error named ConfigError, which is how logs and the local runner tell it', () => {
+    const error = (() => {
+      try {
+        example.load({});
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(String(error)).toBe('ConfigError: environment variable TABLE is required');
+  });
+
   it('writes only what it is given, and nothing for a value that means unset', () => {
+    // @ts-expect-error a required setting's value must be given (the type checker's rule)
+    expect(example.toEnvironment({ limit: 5 })).toEqual({ LIMIT: '5' });
     expect(example.toEnvironment({ table: 't', verbose: false, list: [], override: undefined })).toEqual({
       TABLE: 't',
     });
@@ -86,5 +100,25 @@ describe('defineSettings', () => {
     expect(ruleBroken(integer('N', { default: 1 }), Number.MAX_SAFE_INTEGER + 2)).toBe(
       'must be a positive integer',
     );
+    const fromZero = integer('N', { default: 0, min: 0 });
+    expect(ruleBroken(fromZero, 0)).toBeUndefined();
+    expect(ruleBroken(fromZero, -1)).toBe('must be an integer of at least 0');
+    expect(ruleBroken(integer('N', { default: 1, message: 'must be a port number' }), 0.5)).toBe(
+      'must be a port number',
+    );
+  });
+
+  it('tells a rule as one sentence whichever check fails, and the value given', () => {
+    const limit = defineSettings({ limit: integer('LIMIT', { default: 10, min: 5, max: 100 }) });
+    for (const raw of ['4', '101', '7.5', 'ten', '-1']) {
+      expect(() => limit.load({ LIMIT: raw }), raw).toThrow(
+        new ConfigError(`environment variable LIMIT must be an integer from 5 to 100, got "${raw}"`),
+      );
+    }
+  });
+
+  it('has no rule to break for a setting that is not a number', () => {
+    expect(ruleBroken(flag('F'), 0)).toBeUndefined();
+    expect(ruleBroken(requiredText('T'), -1)).toBeUndefined();
   });
 });
