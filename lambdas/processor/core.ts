@@ -381,9 +381,8 @@ interface Progress {
 function progressOf(claim: Pick<ClaimRecord, 'lastCompletedStep' | 'plannedEffects'>): Progress {
   const planned = claim.plannedEffects ?? [];
   const step = claim.lastCompletedStep;
-  if (step === undefined) return { lastStep: undefined, completed: [], remaining: planned };
-  // A marker naming no planned effect (`state`, or an effect renamed since): nothing after it is done.
-  const done = planned.indexOf(step) + 1;
+  // No marker, or one naming no planned effect (`state`, or an effect renamed since): nothing is done.
+  const done = (planned as readonly (string | undefined)[]).indexOf(step) + 1;
   return { lastStep: step, completed: planned.slice(0, done), remaining: planned.slice(done) };
 }
 

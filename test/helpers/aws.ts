@@ -24,12 +24,31 @@ import {
   ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { inject } from 'vitest';
+import { inject, vi } from 'vitest';
 import { allObjectKeys } from '../../lambdas/store/object-listing.js';
 import { CLAIMS_TABLE_SCHEMA, claimsTableDefinition } from '../../lambdas/store/schema.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.js';
 
 export const uniqueName = (prefix: string): string => `${prefix}-${randomBytes(5).toString('hex')}`;
+
+/**
+ * Points the SDK's default clients (the functions' production wiring) at local servers: the region,
+ * the local credentials, and each endpoint given by service (`{ DYNAMODB: ... }` sets
+ * `AWS_ENDPOINT_URL_DYNAMODB`). With `vi.stubEnv`: `vi.unstubAllEnvs()` undoes it.
+ */
+export function stubLocalAwsEnvironment(endpoints: Readonly<Record<string, string>>): void {
+  vi.stubEnv('AWS_REGION', LOCAL_REGION);
+  vi.stubEnv('AWS_ACCESS_KEY_ID', LOCAL_CREDENTIALS.accessKeyId);
+  vi.stubEnv('AWS_SECRET_ACCESS_KEY', LOCAL_CREDENTIALS.secretAccessKey);
+  for (const [service, endpoint] of Object.entries(endpoints))
+    vi.stubEnv(`AWS_ENDPOINT_URL_${service}`, endpoint);
+}
+
+/**
+ * s3rver by the name `localhost`: to an IP address the SDK sends path-style requests whatever
+ * `forcePathStyle` says, and `<bucket>.localhost` resolves nowhere, so only that setting reaches it.
+ */
+export const s3EndpointByName = (): string => inject('s3Endpoint').replace('127.0.0.1', 'localhost');
 
 export function dynamoClient(): DynamoDBClient {
   return new DynamoDBClient({

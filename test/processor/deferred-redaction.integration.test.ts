@@ -384,6 +384,39 @@ describe('a redaction delivered through the pipeline', () => {
     expect(await holding(key)).toEqual([]);
   }, 30_000);
 
+  it('applies a compliance request once: a retry after its state step does not apply it again', async () => {
+    h = await pipeline({ faultPoints: 'processor.afterState:1' });
+    const redaction = await deliverRedaction('redact-resumed');
+    const body = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+    const { log, lines } = recordingLog();
+    const { compliance: _compliance, archive: _archive, ...withoutArchive } = h.processorDeps;
+    // An app that also acts on the request: one repeat-safe effect after the state step.
+    const notified: string[] = [];
+    const appliers = {
+      shopify: {
+        'customers/redact': {
+          plan: async () => ({ effects: ['notify'] }),
+          effects: {
+            notify: {
+              adapter: 'ledger',
+              run: async (event: { eventId: string }) => {
+                notified.push(event.eventId);
+              },
+            },
+          },
+        },
+      },
+    };
+    const deps = { ...withoutArchive, appliers, log };
+
+    await expect(processMessage(body, 1, deps)).rejects.toThrow(/processor.afterState/);
+    expect(await h.receiver.claim(redaction)).toMatchObject({ lastCompletedStep: 'state' });
+    await processMessage(body, 2, deps);
+    expect(lines.filter((line) => line.message === 'compliance request applied')).toHaveLength(1);
+    expect(notified).toHaveLength(1);
+    expect(await h.receiver.claim(redaction)).toMatchObject({ status: ClaimStatus.Done, outcome: 'applied' });
+  }, 30_000);
+
   it('completes as applied, and logs that nothing is stored, when the stack keeps no archive', async () => {
     h = await pipeline();
     const redaction = await deliverRedaction('redact-no-archive');

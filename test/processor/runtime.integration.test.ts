@@ -17,11 +17,14 @@ import {
   processorDepsFromEnvironment,
 } from '../../lambdas/processor/runtime.js';
 import { ClaimStatus } from '../../lambdas/store/claim.js';
-import { LOCAL_CREDENTIALS } from '../../local/emulators.js';
 import { toSqsRecord } from '../../local/sqs-poller.js';
-import { bucketKeys, receiveAll } from '../helpers/aws.js';
+import { bucketKeys, receiveAll, s3EndpointByName, stubLocalAwsEnvironment } from '../helpers/aws.js';
 import { stripeCustomerEvent, stripePaymentIntentEvent } from '../helpers/events.js';
-import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline-harness.js';
+import {
+  createPipelineHarness,
+  type PipelineHarness,
+  type PipelineOptions,
+} from '../helpers/pipeline-harness.js';
 import { capturePowertoolsOutput } from '../helpers/powertools-output.js';
 import { stripeHeaders } from '../helpers/signing.js';
 
@@ -32,6 +35,12 @@ afterEach(async () => {
   await h?.stop();
   h = undefined;
 });
+
+/** A pipeline on the local servers, stopped after the test. */
+async function startPipeline(options?: PipelineOptions): Promise<PipelineHarness> {
+  h = await createPipelineHarness(options);
+  return h;
+}
 
 const lambdaContext = {
   awsRequestId: 'req-1',
@@ -138,8 +147,7 @@ async function deliver(
 
 describe('processor runtime: each outcome is logged and counted per provider', () => {
   it('applied, then already done: one event line each, Processed and its latency, then AlreadyDone', async () => {
-    h = await createPipelineHarness();
-    const pipeline = h;
+    const pipeline = await startPipeline();
     const event = stripePaymentIntentEvent({ intentId: 'pi_runtime_applied' });
     const startedAt = Date.now();
     const { key, body } = await deliver(pipeline, event);
@@ -188,8 +196,7 @@ describe('processor runtime: each outcome is logged and counted per provider', (
   });
 
   it('stale and unhandled: each counted with Processed, and named on the event line', async () => {
-    h = await createPipelineHarness();
-    const pipeline = h;
+    const pipeline = await startPipeline();
     const created = Math.floor(Date.now() / 1000);
     const newer = await deliver(
       pipeline,
@@ -221,8 +228,7 @@ describe('processor runtime: each outcome is logged and counted per provider', (
   });
 
   it('a claim busy elsewhere: an info line with its key, counted Busy, the record retried', async () => {
-    h = await createPipelineHarness();
-    const pipeline = h;
+    const pipeline = await startPipeline();
     const { key, body } = await deliver(pipeline, stripePaymentIntentEvent({ intentId: 'pi_runtime_busy' }));
     await pipeline.holdProcessingLease(key, 'healthy-worker');
 
@@ -243,8 +249,7 @@ describe('processor runtime: each outcome is logged and counted per provider', (
   });
 
   it('an unreadable message: an error line, counted ProcessingFailed for the provider it names or `unknown`', async () => {
-    h = await createPipelineHarness();
-    const pipeline = h;
+    const pipeline = await startPipeline();
     const records = [
       sqsRecord('not json', 'm-text'),
       sqsRecord(JSON.stringify({ v: 1, provider: 'stripe' }), 'm-stripe'),
@@ -282,8 +287,7 @@ describe('processor runtime: each outcome is logged and counted per provider', (
   });
 
   it('an applier that throws: counted ProcessingFailed for its provider, the record retried', async () => {
-    h = await createPipelineHarness();
-    const pipeline = h;
+    const pipeline = await startPipeline();
     const { body } = await deliver(pipeline, stripePaymentIntentEvent({ intentId: 'pi_runtime_throws' }));
     const deps: Omit<ProcessorDeps, 'log'> = {
       ...pipeline.processorDeps,
@@ -305,8 +309,7 @@ describe('processor runtime: each outcome is logged and counted per provider', (
   });
 
   it('passes the time left in the invocation, so an effect that could outlast it is not started', async () => {
-    h = await createPipelineHarness();
-    const pipeline = h;
+    const pipeline = await startPipeline();
     const { body } = await deliver(pipeline, stripePaymentIntentEvent({ intentId: 'pi_runtime_deadline' }));
     const nearlyOut = { ...lambdaContext, getRemainingTimeInMillis: () => 1_000 } as Context;
     const late = await invoke([sqsRecord(body, 'm-late')], { deps: () => pipeline.processorDeps }, nearlyOut);
@@ -324,8 +327,7 @@ describe('processor runtime: each outcome is logged and counted per provider', (
   });
 
   it('archives a batch in one object, which each record of it names', async () => {
-    h = await createPipelineHarness();
-    const pipeline = h;
+    const pipeline = await startPipeline();
     const first = await deliver(pipeline, stripePaymentIntentEvent({ intentId: 'pi_runtime_batch_1' }));
     const second = await deliver(pipeline, stripePaymentIntentEvent({ intentId: 'pi_runtime_batch_2' }));
     const batch = await invoke([sqsRecord(first.body, 'm-b1'), sqsRecord(second.body, 'm-b2')], {
@@ -341,8 +343,7 @@ describe('processor runtime: each outcome is logged and counted per provider', (
 
 describe('processor runtime: messages the receiver of today would not write', () => {
   it('counts no latency for a receipt time it cannot read, and none below zero for one ahead of its clock', async () => {
-    h = await createPipelineHarness();
-    const pipeline = h;
+    const pipeline = await startPipeline();
     const options = { deps: () => pipeline.processorDeps };
     const unreadable = await deliver(pipeline, stripePaymentIntentEvent({ intentId: 'pi_runtime_when' }));
     const ahead = await deliver(pipeline, stripePaymentIntentEvent({ intentId: 'pi_runtime_ahead' }));
@@ -362,8 +363,7 @@ describe('processor runtime: messages the receiver of today would not write', ()
   });
 
   it('fails an event of a provider this deployment no longer has as poison, counted under `unknown`', async () => {
-    h = await createPipelineHarness();
-    const pipeline = h;
+    const pipeline = await startPipeline();
     const { body } = await deliver(pipeline, stripeCustomerEvent());
     const message = JSON.parse(body) as Record<string, unknown>;
     const key = `retired:platform:${String(message.eventId)}`;
@@ -449,8 +449,7 @@ describe('processor runtime: the init-failure recorder', () => {
   });
 
   it('marks only on the last attempt, reading a bad MAX_RECEIVE_COUNT as its default (5)', async () => {
-    h = await createPipelineHarness({ maxReceiveCount: 5 });
-    const pipeline = h;
+    const pipeline = await startPipeline({ maxReceiveCount: 5 });
     const { key, body } = await deliver(pipeline, stripePaymentIntentEvent({ intentId: 'pi_runtime_init' }));
     for (const bad of ['x', '0', '-2', '2.5']) {
       const recorder = initFailureRecorder(
@@ -488,8 +487,7 @@ describe('processor runtime: the init-failure recorder', () => {
   });
 
   it('names a thrown value that is not an Error as it is', async () => {
-    h = await createPipelineHarness({ maxReceiveCount: 1 });
-    const pipeline = h;
+    const pipeline = await startPipeline({ maxReceiveCount: 1 });
     const { key, body } = await deliver(
       pipeline,
       stripePaymentIntentEvent({ intentId: 'pi_runtime_init_text' }),
@@ -512,16 +510,9 @@ describe('processor runtime: the production wiring from the environment', () => 
   };
 
   it('runs on it against the local servers: the example applied, its effects called, its batch archived', async () => {
-    h = await createPipelineHarness();
-    const pipeline = h;
+    const pipeline = await startPipeline();
     const { key, body } = await deliver(pipeline, stripePaymentIntentEvent({ intentId: 'pi_runtime_wired' }));
-    vi.stubEnv('AWS_ENDPOINT_URL_DYNAMODB', inject('dynamoDbEndpoint'));
-    // By name, as a local S3 often is: to an IP address the SDK sends path-style requests whatever
-    // the setting, and `<bucket>.localhost` resolves nowhere, so only ARCHIVE_FORCE_PATH_STYLE reaches it.
-    vi.stubEnv('AWS_ENDPOINT_URL_S3', inject('s3Endpoint').replace('127.0.0.1', 'localhost'));
-    vi.stubEnv('AWS_REGION', 'us-east-1');
-    vi.stubEnv('AWS_ACCESS_KEY_ID', LOCAL_CREDENTIALS.accessKeyId);
-    vi.stubEnv('AWS_SECRET_ACCESS_KEY', LOCAL_CREDENTIALS.secretAccessKey);
+    stubLocalAwsEnvironment({ DYNAMODB: inject('dynamoDbEndpoint'), S3: s3EndpointByName() });
     const deps = processorDepsFromEnvironment(
       {
         CLAIMS_TABLE_NAME: pipeline.receiver.tableName,

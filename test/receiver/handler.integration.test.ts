@@ -9,9 +9,9 @@ import {
   handler as deployedHandler,
   depsFromEnvironment,
 } from '../../lambdas/receiver/handler.js';
-import { LOCAL_CREDENTIALS } from '../../local/emulators.js';
 import { sampleDelivery } from '../../local/samples.js';
 import { apiGatewayEvent as apiEvent } from '../helpers/api-gateway.js';
+import { s3EndpointByName, stubLocalAwsEnvironment } from '../helpers/aws.js';
 import { stripeCustomerEvent } from '../helpers/events.js';
 import { silentServer } from '../helpers/net.js';
 import { capturePowertoolsOutput } from '../helpers/powertools-output.js';
@@ -38,6 +38,21 @@ describe('receiver Lambda handler', () => {
     vi.restoreAllMocks();
     vi.unstubAllEnvs();
   });
+
+  /** A Stripe customer event's claim, as another receiver wrote it, its lease until `leaseExpiresAt`. */
+  const claimHeldByAnotherReceiver = (eventId: string, leaseExpiresAt: number) =>
+    h.store.createClaim(
+      {
+        pk: `stripe:platform:${eventId}`,
+        provider: 'stripe',
+        account: 'platform',
+        eventId,
+        eventType: 'customer.created',
+        expiresAt: Math.floor(Date.now() / 1000) + 3600,
+      },
+      { token: 'other-receiver', expiresAt: leaseExpiresAt, owner: 'receiver' },
+      Date.now() - 60_000,
+    );
 
   const handlerFor = (
     env: Record<string, string>,
@@ -149,19 +164,7 @@ describe('receiver Lambda handler', () => {
   it('answers 503 with a Retry-After header while the first delivery is in flight', async () => {
     const handler = handlerFor({ DUPLICATE_WAIT_MS: '100' });
     const body = JSON.stringify(stripeCustomerEvent());
-    const pk = `stripe:platform:${JSON.parse(body).id}`;
-    await h.store.createClaim(
-      {
-        pk,
-        provider: 'stripe',
-        account: 'platform',
-        eventId: JSON.parse(body).id,
-        eventType: 'customer.created',
-        expiresAt: Math.floor(Date.now() / 1000) + 3600,
-      },
-      { token: 'other', expiresAt: Date.now() + 10_000, owner: 'receiver' },
-      Date.now(),
-    );
+    await claimHeldByAnotherReceiver(JSON.parse(body).id, Date.now() + 10_000);
     const response = await handler(apiEvent('stripe', body, stripeHeaders(body)), context);
     expect(response.statusCode).toBe(503);
     expect(Number(response.headers?.['retry-after'])).toBeGreaterThanOrEqual(1);
@@ -190,11 +193,7 @@ describe('receiver Lambda handler', () => {
   });
 
   it('runs on the production wiring (SDK clients from the environment) against the local servers', async () => {
-    vi.stubEnv('AWS_ENDPOINT_URL_DYNAMODB', inject('dynamoDbEndpoint'));
-    vi.stubEnv('AWS_ENDPOINT_URL_SQS', inject('sqsEndpoint'));
-    vi.stubEnv('AWS_REGION', 'us-east-1');
-    vi.stubEnv('AWS_ACCESS_KEY_ID', LOCAL_CREDENTIALS.accessKeyId);
-    vi.stubEnv('AWS_SECRET_ACCESS_KEY', LOCAL_CREDENTIALS.secretAccessKey);
+    stubLocalAwsEnvironment({ DYNAMODB: inject('dynamoDbEndpoint'), SQS: inject('sqsEndpoint') });
     try {
       const handler = createReceiverHandler({
         deps: () =>
@@ -378,18 +377,7 @@ describe('receiver Lambda handler', () => {
     // An earlier receiver claimed the event and stopped before sending it (its lease ran out).
     output.length = 0;
     const id = JSON.parse(body).id;
-    await h.store.createClaim(
-      {
-        pk: `stripe:platform:${id}`,
-        provider: 'stripe',
-        account: 'platform',
-        eventId: id,
-        eventType: 'customer.created',
-        expiresAt: Math.floor(Date.now() / 1000) + 3600,
-      },
-      { token: 'crashed', expiresAt: Date.now() - 1, owner: 'receiver' },
-      Date.now() - 60_000,
-    );
+    await claimHeldByAnotherReceiver(id, Date.now() - 1);
     const taken = await handlerFor({})(apiEvent('stripe', body, stripeHeaders(body)), context);
     expect(taken.statusCode).toBe(200);
     const line = printed().log;
@@ -440,29 +428,17 @@ describe('receiver Lambda handler', () => {
   });
 
   it('is the function Lambda runs: the exported handler reads its settings from the environment', async () => {
-    for (const [name, value] of Object.entries({
-      AWS_ENDPOINT_URL_DYNAMODB: inject('dynamoDbEndpoint'),
-      AWS_ENDPOINT_URL_SQS: inject('sqsEndpoint'),
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-      CLAIMS_TABLE_NAME: h.tableName,
-      EVENT_QUEUE_URL: h.queueUrl,
-      WEBHOOK_SECRET_STRIPE: TEST_SECRETS.stripe,
-    }))
-      vi.stubEnv(name, value);
+    stubLocalAwsEnvironment({ DYNAMODB: inject('dynamoDbEndpoint'), SQS: inject('sqsEndpoint') });
+    vi.stubEnv('CLAIMS_TABLE_NAME', h.tableName);
+    vi.stubEnv('EVENT_QUEUE_URL', h.queueUrl);
+    vi.stubEnv('WEBHOOK_SECRET_STRIPE', TEST_SECRETS.stripe);
     const response = await deployedHandler(signedStripe(), context);
     expect(JSON.parse(response.body ?? '{}')).toMatchObject({ outcome: 'accepted' });
     expect(await h.drain()).toHaveLength(1);
   });
 
   it('claim-checks a large body to the archive on the production wiring, and injects faults only when told', async () => {
-    // By name, as a local S3 often is: to an IP address the SDK sends path-style requests whatever
-    // the setting, and `<bucket>.localhost` resolves nowhere, so only ARCHIVE_FORCE_PATH_STYLE reaches it.
-    vi.stubEnv('AWS_ENDPOINT_URL_S3', inject('s3Endpoint').replace('127.0.0.1', 'localhost'));
-    vi.stubEnv('AWS_REGION', 'us-east-1');
-    vi.stubEnv('AWS_ACCESS_KEY_ID', LOCAL_CREDENTIALS.accessKeyId);
-    vi.stubEnv('AWS_SECRET_ACCESS_KEY', LOCAL_CREDENTIALS.secretAccessKey);
+    stubLocalAwsEnvironment({ S3: s3EndpointByName() });
     const handler = handlerFor({
       ARCHIVE_BUCKET_NAME: h.archiveBucket,
       ARCHIVE_FORCE_PATH_STYLE: 'true',
@@ -492,10 +468,7 @@ describe('receiver Lambda handler', () => {
 
   it("gives up on a DynamoDB that never answers within a provider's deadline: 3 tries of 2 s, then a 5xx", async () => {
     const silent = await silentServer();
-    vi.stubEnv('AWS_ENDPOINT_URL_DYNAMODB', silent.endpoint);
-    vi.stubEnv('AWS_REGION', 'us-east-1');
-    vi.stubEnv('AWS_ACCESS_KEY_ID', LOCAL_CREDENTIALS.accessKeyId);
-    vi.stubEnv('AWS_SECRET_ACCESS_KEY', LOCAL_CREDENTIALS.secretAccessKey);
+    stubLocalAwsEnvironment({ DYNAMODB: silent.endpoint });
     try {
       const { store } = depsFromEnvironment({
         CLAIMS_TABLE_NAME: 'claims',

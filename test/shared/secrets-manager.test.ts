@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { receiveDelivery } from '../../lambdas/receiver/core.js';
 import { loadReceiverSettings } from '../../lambdas/receiver/settings.js';
 import { EnvSecretSource } from '../../lambdas/shared/secrets.js';
@@ -17,6 +17,7 @@ import {
   secretSourceFromEnvironment,
 } from '../../lambdas/shared/secrets-manager.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.js';
+import { stubLocalAwsEnvironment } from '../helpers/aws.js';
 import { silentServer } from '../helpers/net.js';
 import { stripeHeaders } from '../helpers/signing.js';
 
@@ -285,13 +286,7 @@ describe('secretSourceFromEnvironment', () => {
 
   it('reads the secrets with the default client (region, credentials, endpoint from the environment)', async () => {
     sm.values.set(STRIPE_ARN, '{"current":"whsec_wired","previous":"whsec_old"}');
-    const saved = { ...process.env };
-    Object.assign(process.env, {
-      AWS_REGION: LOCAL_REGION,
-      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-      AWS_ENDPOINT_URL_SECRETS_MANAGER: sm.endpoint,
-    });
+    stubLocalAwsEnvironment({ SECRETS_MANAGER: sm.endpoint });
     try {
       const source = secretSourceFromEnvironment({
         WEBHOOK_SECRET_ARNS: JSON.stringify({ stripe: STRIPE_ARN }),
@@ -299,20 +294,13 @@ describe('secretSourceFromEnvironment', () => {
       expect(await source.getSecrets('stripe')).toEqual(['whsec_wired', 'whsec_old']);
       expect(sm.requests).toEqual([{ target: 'secretsmanager.GetSecretValue', secretId: STRIPE_ARN }]);
     } finally {
-      for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
-      Object.assign(process.env, saved);
+      vi.unstubAllEnvs();
     }
   });
 
   it('gives up on a Secrets Manager that never answers: 2 tries of 2 s, then no secrets (the receiver answers 500)', async () => {
     const silent = await silentServer();
-    const saved = { ...process.env };
-    Object.assign(process.env, {
-      AWS_REGION: LOCAL_REGION,
-      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-      AWS_ENDPOINT_URL_SECRETS_MANAGER: silent.endpoint,
-    });
+    stubLocalAwsEnvironment({ SECRETS_MANAGER: silent.endpoint });
     const errors: SecretReadError[] = [];
     try {
       const source = new SecretsManagerSecretSource({
@@ -328,8 +316,7 @@ describe('secretSourceFromEnvironment', () => {
       ]);
     } finally {
       await silent.close();
-      for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
-      Object.assign(process.env, saved);
+      vi.unstubAllEnvs();
     }
   }, 15_000);
 
