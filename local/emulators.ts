@@ -14,6 +14,11 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { createSqsServer } from 'local-aws-sqs';
 import S3rver from 's3rver';
 import { dynamoDbLocalCommand } from './dynamodb-local.js';
+import {
+  honourConditionalWrites,
+  letS3rverCipherItsTokens,
+  makeS3rverWritesAtomic,
+} from './s3rver-patches.js';
 
 export const LOCAL_REGION = 'us-east-1';
 /** Emulators accept any credentials; these keep the SDK from looking for real ones. */
@@ -217,37 +222,11 @@ export interface S3ServerOptions {
   readonly directory?: string;
 }
 
-/**
- * s3rver ciphers the continuation token of a listing past one page with DES
- * (`createCipheriv('des', ...)`), which OpenSSL 3 (Node 17 and later) keeps in its legacy provider:
- * every such listing failed with `InternalError` (a compliance scan, `webhooks replay --from/--to`
- * over more than 1,000 objects of a day). The token is opaque to clients and read back only by the
- * same server, so `des` is mapped to AES-128-CBC with its 8-byte key and IV doubled. Only calls
- * for `des` change, which would otherwise throw; the process's other ciphers are untouched.
- */
-function letS3rverCipherItsTokens(): void {
-  type Factory = (algorithm: string, key: Buffer, iv: Buffer, ...rest: unknown[]) => unknown;
-  const crypto = createRequire(import.meta.url)('node:crypto') as {
-    createCipheriv: Factory;
-    createDecipheriv: Factory;
-    s3rverTokens?: true;
-  };
-  if (crypto.s3rverTokens) return;
-  const doubled = (bytes: Buffer) => Buffer.concat([bytes, bytes]);
-  const aesForDes =
-    (create: Factory): Factory =>
-    (algorithm, key, iv, ...rest) =>
-      algorithm === 'des'
-        ? create('aes-128-cbc', doubled(key), doubled(iv))
-        : create(algorithm, key, iv, ...rest);
-  crypto.createCipheriv = aesForDes(crypto.createCipheriv);
-  crypto.createDecipheriv = aesForDes(crypto.createDecipheriv);
-  crypto.s3rverTokens = true;
-}
-
 /** Starts an S3-compatible server (npm `s3rver`) on loopback. Clients must use path-style addressing. */
 export async function startS3Server(options: S3ServerOptions = {}): Promise<RunningEmulator> {
+  // Where s3rver differs from S3 in ways the pipeline meets (./s3rver-patches.ts).
   letS3rverCipherItsTokens();
+  makeS3rverWritesAtomic();
   const port = options.port ?? (await freePort());
   const directory = options.directory ?? mkdtempSync(join(tmpdir(), 's3rver-'));
   // s3rver only knows its own dummy key pair: register the local credentials every client here uses.
@@ -256,6 +235,7 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<Runn
   };
   accounts.DUMMY_ACCOUNT.createKeyPair(LOCAL_CREDENTIALS.accessKeyId, LOCAL_CREDENTIALS.secretAccessKey);
   const server = new S3rver({ port, address: '127.0.0.1', silent: true, directory });
+  honourConditionalWrites(server);
   await server.run();
   return {
     endpoint: `http://127.0.0.1:${port}`,

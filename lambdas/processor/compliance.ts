@@ -15,6 +15,7 @@
  */
 import { decodeBody, type EventMessage } from '../queue/event-message.js';
 import { ARCHIVE_PREFIX, COMPLIANCE_PREFIX } from '../shared/archive-layout.js';
+import { EFFECT_MARGIN_MS } from '../shared/timing-rules.js';
 import { parseArchive } from '../store/payload-archive.js';
 import type { RedactionRequest, RedactionVerdict } from '../store/redaction-claims.js';
 import type { ProcessingEvent } from './types.js';
@@ -156,6 +157,25 @@ export interface ComplianceDeps {
   readonly clock?: () => number;
   /** Called after each archive object is handled (fault point `compliance.afterObject`). */
   readonly afterObject?: (eventId: string) => void;
+  /**
+   * Milliseconds left in the invocation. The scan stops before the next object when less than a
+   * second is left, failing the attempt with {@link ComplianceDeadlineError} (the claim records it),
+   * instead of being cut off by the function's timeout with nothing said. @default unbounded
+   */
+  readonly timeLeftMs?: () => number;
+}
+
+/**
+ * A compliance scan that did not fit in the invocation: a failed attempt like any other (retried,
+ * then FAILED in the DLQ with this message), repeat-safe (a retry finds less to remove).
+ */
+export class ComplianceDeadlineError extends Error {
+  override readonly name = 'ComplianceDeadlineError';
+  constructor(readonly scannedObjects: number) {
+    super(
+      `the compliance scan ran out of time after ${scannedObjects} archive objects: raise the processor's timeout, shorten archiveRetention, or run the request out of band (applyCompliance); a retry goes on, repeat-safe`,
+    );
+  }
 }
 
 export interface ComplianceResult {
@@ -238,6 +258,8 @@ export async function applyCompliance(
   const deferred = new Set<string>();
   const redacting = request.topic !== 'customers/data_request';
   for await (const key of deps.store.list(`${ARCHIVE_PREFIX}/shopify/`)) {
+    if (deps.timeLeftMs !== undefined && deps.timeLeftMs() < EFFECT_MARGIN_MS)
+      throw new ComplianceDeadlineError(scan.scanned);
     scan.scanned++;
     if (redacting) {
       const done = await redactObject(

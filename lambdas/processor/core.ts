@@ -254,7 +254,6 @@ export async function processMessage(
   } catch (error) {
     archiveFailure = { error };
   }
-  deps.faultPoint?.('processor.beforeClaim', message.eventId);
   // The lease runs from its write, not from the message's arrival: waiting for the batch's archive
   // upload above must not eat into it.
   const leaseStart = clock();
@@ -274,7 +273,27 @@ export async function processMessage(
     objectId: message.objectId, // an undefined attribute is not written
     expiresAt: claimTtl,
   };
-  const begun = await deps.claims.beginProcessing(claim, lease, leaseStart, claimTtl, batchArchiveKey);
+  let begun: Awaited<ReturnType<ProcessorDeps['claims']['beginProcessing']>>;
+  try {
+    deps.faultPoint?.('processor.beforeClaim', message.eventId);
+    begun = await deps.claims.beginProcessing(claim, lease, leaseStart, claimTtl, batchArchiveKey);
+  } catch (error) {
+    // Nothing is written on the claim (it was never taken), so this line is all an operator gets.
+    deps.log.error(
+      receiveCount >= deps.maxReceiveCount
+        ? 'processing failed before taking the claim, for the last time: the message goes to the DLQ and the claim stays as it was, for the sweeper'
+        : 'processing failed before taking the claim; SQS will redeliver',
+      {
+        key: message.key,
+        eventId: message.eventId,
+        eventType: message.eventType,
+        receiveCount,
+        maxReceiveCount: deps.maxReceiveCount,
+        error: errorSummary(error),
+      },
+    );
+    throw error;
+  }
   if (begun.kind === 'done') {
     // A redaction waits for this event and the last attempt did not finish it (it crashed after DONE).
     if (begun.claim.redactionPendingBy !== undefined) await redactAfterDone(message, deps);
@@ -452,6 +471,7 @@ async function applyEvent(
         clock,
         claims: deps.claims.redactions(),
         afterObject: (eventId) => deps.faultPoint?.('compliance.afterObject', eventId),
+        ...(attempt.remainingTimeMs === undefined ? {} : { timeLeftMs: attempt.remainingTimeMs }),
       });
     }
   }

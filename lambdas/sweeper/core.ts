@@ -140,7 +140,16 @@ export function judge(
       // DONE and FAILED left the index a moment ago; an unknown status is never touched blindly.
       return { kind: 'skip' };
   }
-  if (isLeaseLive(claim, nowMs) || staleAt > nowMs) return { kind: 'defer', until: staleAt };
+  if (isLeaseLive(claim, nowMs) || staleAt > nowMs) {
+    // A RECEIVED or ENQUEUED claim can become PROCESSING with no index write (the processor keeps
+    // `sweepAt`), and its worker can then die holding the lease on the message's last receive: look
+    // again within a processing grace, not at the RECEIVED or ENQUEUED staleness (an hour).
+    const until =
+      claim.status === ClaimStatus.Processing
+        ? staleAt
+        : Math.min(staleAt, nowMs + settings.processingGraceMs);
+    return { kind: 'defer', until };
+  }
   return { kind: 'recover' };
 }
 

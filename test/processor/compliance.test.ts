@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import {
   applyCompliance,
   type ComplianceClaims,
+  ComplianceDeadlineError,
   type ComplianceRequest,
   type ComplianceStore,
   complianceRequestOf,
@@ -420,6 +421,34 @@ describe('applyCompliance', () => {
       // batch-1 and the claim-checked object still hold Alice's order; batch-2 was gone when read.
       expect(result).toMatchObject({ scannedObjects: 4, matchedEvents: 2, deferredEvents: 0 });
     }
+  });
+
+  it('stops before the next object when less than a second of the invocation is left, saying how far it got', async () => {
+    // Found by the soak (docs/soak.md): a scan longer than the processor's timeout was cut off with
+    // nothing said, its claim left PROCESSING, on every retry.
+    for (const topic of ['customers/redact', 'customers/data_request'] as const) {
+      const store = archive();
+      const left = [5_000, 3_000, 999];
+      const result = applyCompliance({ ...request, topic }, self, {
+        store,
+        log: logs(),
+        claims: claimsSaying().claims,
+        timeLeftMs: () => left.shift() ?? 0,
+      });
+      await expect(result).rejects.toThrow(ComplianceDeadlineError);
+      await expect(result).rejects.toThrow(
+        "the compliance scan ran out of time after 2 archive objects: raise the processor's timeout",
+      );
+    }
+    // A second exactly is enough for one more object.
+    const store = archive();
+    const result = await applyCompliance(request, self, {
+      store,
+      log: logs(),
+      claims: claimsSaying().claims,
+      timeLeftMs: () => 1_000,
+    });
+    expect(result.scannedObjects).toBe(4);
   });
 
   it("a request that names no customer id keeps to the shop's customer-unknown exports", async () => {

@@ -384,6 +384,32 @@ describe('a redaction delivered through the pipeline', () => {
     expect(await holding(key)).toEqual([]);
   }, 30_000);
 
+  it('fails a compliance request whose scan does not fit in the invocation, saying so on its claim', async () => {
+    h = await pipeline();
+    const key = await deliverOrder('w-late', 910012, false);
+    await h.drainQueue();
+    const redaction = await deliverRedaction('redact-late');
+    const body = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+    const { log, lines } = recordingLog();
+    await expect(
+      processMessage(body, 1, { ...h.processorDeps, log }, { remainingTimeMs: () => 900 }),
+    ).rejects.toThrow('the compliance scan ran out of time after 0 archive objects');
+    // Released (its lease ends now) with the reason, for the retry.
+    const released = await h.receiver.claim(redaction);
+    expect(released).toMatchObject({
+      status: ClaimStatus.Processing,
+      lastError: expect.stringContaining('ComplianceDeadlineError: the compliance scan ran out of time'),
+    });
+    expect(released?.leaseExpiresAt).toBeLessThanOrEqual(Date.now());
+    expect(lines.map((l) => l.message)).toContain('processing failed; SQS will redeliver');
+    // Nothing was removed; with time, the retry applies it.
+    expect(await holding(key)).not.toEqual([]);
+    await expect(processMessage(body, 2, { ...h.processorDeps, log })).resolves.toMatchObject({
+      kind: 'done',
+    });
+    expect(await holding(key)).toEqual([]);
+  }, 30_000);
+
   it('applies a compliance request once: a retry after its state step does not apply it again', async () => {
     h = await pipeline({ faultPoints: 'processor.afterState:1' });
     const redaction = await deliverRedaction('redact-resumed');

@@ -176,6 +176,56 @@ describe('processor: crashes and retries', () => {
     expect(receipts()).toHaveLength(1);
   });
 
+  it('logs a failure before the processing claim, naming the event, since nothing is written on its claim', async () => {
+    // Found by the soak (docs/soak.md): a failure here was only a ProcessingFailed metric.
+    h = await createPipelineHarness({ faultPoints: 'processor.beforeClaim:2' });
+    const accepted = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_before_claim_log' }));
+    const body = await peekMessageBody(h.receiver.sqs, h.receiver.queueUrl);
+    const { log, lines } = recordingLog();
+    const expected = (message: string, receiveCount: number) => ({
+      level: 'error',
+      message,
+      details: {
+        key: accepted.key,
+        eventId: accepted.eventId,
+        eventType: 'payment_intent.succeeded',
+        receiveCount,
+        maxReceiveCount: 3,
+        error: 'InjectedFaultError: injected fault at processor.beforeClaim',
+      },
+    });
+    await expect(processMessage(body, 1, { ...h.processorDeps, log })).rejects.toThrow(
+      'injected fault at processor.beforeClaim',
+    );
+    await expect(processMessage(body, 3, { ...h.processorDeps, log })).rejects.toThrow(
+      'injected fault at processor.beforeClaim',
+    );
+    expect(lines).toEqual([
+      expected('processing failed before taking the claim; SQS will redeliver', 1),
+      expected(
+        'processing failed before taking the claim, for the last time: the message goes to the DLQ and the claim stays as it was, for the sweeper',
+        3,
+      ),
+    ]);
+    // A DynamoDB failure taking the claim (a real server does not throttle on demand: a stub here).
+    const failing = {
+      ...h.processorDeps,
+      log,
+      claims: Object.assign(Object.create(h.processorDeps.claims), {
+        beginProcessing: () => Promise.reject(new Error('ProvisionedThroughputExceededException: slow down')),
+      }),
+    };
+    await expect(processMessage(body, 2, failing)).rejects.toThrow('slow down');
+    expect(lines.at(-1)).toMatchObject({
+      message: 'processing failed before taking the claim; SQS will redeliver',
+      details: {
+        key: accepted.key,
+        receiveCount: 2,
+        error: 'Error: ProvisionedThroughputExceededException: slow down',
+      },
+    });
+  });
+
   it('ends the process at processor.crashAfterClaim, holding the claim, before any business write', async () => {
     h = await createPipelineHarness({ faultPoints: 'processor.crashAfterClaim:1' });
     const accepted = await deliverStripe(stripePaymentIntentEvent({ intentId: 'pi_crash_after_claim' }));

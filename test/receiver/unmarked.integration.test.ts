@@ -218,7 +218,14 @@ describe('sweeper and unmarked claims', () => {
   it('gives an unmarked RECEIVED claim the ENQUEUED staleness, not the receiver grace', () => {
     const twoMinutesLater = leaseEnd + 120_000;
     expect(judge(claim({}), twoMinutesLater, settings)).toEqual({ kind: 'recover' });
+    // Looked at again within a processing grace (a processor may take it and die holding it), and
+    // still deferred then, up to the ENQUEUED staleness.
     expect(judge(claim({ unmarked: true }), twoMinutesLater, settings)).toEqual({
+      kind: 'defer',
+      until: twoMinutesLater + settings.processingGraceMs,
+    });
+    const nearlyStale = leaseEnd + settings.enqueuedStaleMs - 60_000;
+    expect(judge(claim({ unmarked: true }), nearlyStale, settings)).toEqual({
       kind: 'defer',
       until: leaseEnd + settings.enqueuedStaleMs,
     });

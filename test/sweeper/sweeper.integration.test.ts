@@ -347,16 +347,54 @@ describe('sweeper: races', () => {
 describe('sweeper: housekeeping', () => {
   it('looks again later at a young ENQUEUED claim that was due, moving its index entry', async () => {
     h = await createPipelineHarness();
-    const { key } = await deliverPush('sw-defer');
+    // A claim-checked body, so the sweeper finds one when it is stale.
+    const { key } = await deliverPush('sw-defer', { bytes: 500_000 });
     await loseQueuedMessages();
     const before = await h.receiver.claim(key);
+    const sweptAt = Date.now() + 5 * MINUTE;
     const report = await sweep(sweeper(5 * MINUTE));
     expect(report).toMatchObject({ due: 1, deferred: 1, requeued: [], reported: [] });
     const after = await h.receiver.claim(key);
     expect(after?.status).toBe(ClaimStatus.Enqueued);
-    expect(after?.sweepAt).toBe(Date.parse(before?.enqueuedAt ?? '') + SETTINGS.enqueuedStaleMs);
-    // Not due again until then.
-    expect((await sweep(sweeper(10 * MINUTE))).due).toBe(0);
+    // One processing grace on (a processor may take it meanwhile and die holding it), not an hour.
+    expect(after?.sweepAt).toBeGreaterThanOrEqual(sweptAt + SETTINGS.processingGraceMs);
+    expect(after?.sweepAt).toBeLessThan(sweptAt + SETTINGS.processingGraceMs + MINUTE);
+    // Not due again until then; then deferred again, up to its ENQUEUED staleness.
+    expect((await sweep(sweeper(9 * MINUTE))).due).toBe(0);
+    expect(await sweep(sweeper(11 * MINUTE))).toMatchObject({ due: 1, deferred: 1, requeued: [] });
+    const stale = Date.parse(before?.enqueuedAt ?? '') + SETTINGS.enqueuedStaleMs;
+    expect(await sweep(sweeper(stale - Date.now() - MINUTE))).toMatchObject({ deferred: 1, requeued: [] });
+    expect((await h.receiver.claim(key))?.sweepAt).toBe(stale);
+    expect(await sweep(sweeper(stale - Date.now() + MINUTE))).toMatchObject({ requeued: [key] });
+  });
+
+  it('recovers a claim whose worker died holding its lease one grace after the lease, though the sweeper had deferred it while ENQUEUED', async () => {
+    // Found by the soak (docs/soak.md): the processor keeps the index key, so a claim deferred to
+    // its ENQUEUED staleness waited an hour, not the processing grace, after its worker died on
+    // the message's last receive (SQS moved the message to the DLQ; the claim still PROCESSING).
+    h = await createPipelineHarness();
+    const { key } = await deliverPush('sw-died-after-defer', { bytes: 500_000 });
+    expect(await sweep(sweeper(MINUTE))).toMatchObject({ due: 1, deferred: 1 });
+    const [message] = await loseQueuedMessages();
+    const lease = { token: 'dead-worker', expiresAt: Date.now() + MINUTE, owner: 'processor' as const };
+    const taken = await h.processorDeps.claims.beginProcessing(
+      {
+        pk: key,
+        provider: 'github',
+        account: message?.account ?? '',
+        eventId: message?.eventId ?? '',
+        eventType: 'push',
+        expiresAt: Math.floor(Date.now() / 1000) + 86_400,
+      },
+      lease,
+      Date.now(),
+      Math.floor(Date.now() / 1000) + 86_400,
+      undefined,
+    );
+    expect(taken.kind).toBe('claimed');
+    const ahead = 2 * MINUTE + SETTINGS.processingGraceMs + MINUTE;
+    expect(await sweep(sweeper(ahead))).toMatchObject({ requeued: [key] });
+    expect(await h.receiver.claim(key)).toMatchObject({ status: ClaimStatus.Enqueued, sweeps: 1 });
   });
 
   it('takes an expired claim out of the index instead of reading it on every run', async () => {
