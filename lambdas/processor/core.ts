@@ -303,6 +303,7 @@ export async function processMessage(
 
   // Recorded on the claim with the next write this attempt makes (state step, failure or release).
   let archiveKey: string | undefined;
+  const attempt: AttemptContext = { remainingTimeMs: options.remainingTimeMs, unresumed: [] };
   try {
     // Poison once read: it can never succeed, so the claim says FAILED (with why) at once.
     if (archiveFailure) throw archiveFailure.error;
@@ -316,14 +317,10 @@ export async function processMessage(
     }
     deps.faultPoint?.('processor.afterClaim', event.eventId);
     deps.faultPoint?.('processor.crashAfterClaim', event.eventId);
-    const unresumed: string[] = [];
-    const outcome = await applyEvent(event, begun.claim, lease, archiveKey, deps, {
-      remainingTimeMs: options.remainingTimeMs,
-      unresumed,
-    });
+    const outcome = await applyEvent(event, begun.claim, lease, archiveKey, deps, attempt);
     // DONE: a compliance request may have kept this event's body until now; remove it.
     await redactAfterDone(message, deps);
-    return { kind: 'done', outcome, key: message.key, event: message, unresumed };
+    return { kind: 'done', outcome, key: message.key, event: message, unresumed: attempt.unresumed };
   } catch (error) {
     if (error instanceof LeaseLostError) {
       // Another worker took the event over: leave the claim to it; our message is retried and
@@ -346,8 +343,9 @@ export async function processMessage(
     const summary = errorSummary(error);
     const poison = error instanceof PoisonMessageError;
     const lastAttempt = poison || receiveCount >= deps.maxReceiveCount;
-    // An effect call that was refused did not act: its record goes, so the next attempt calls it.
-    const failure = { effectNotPerformed: certainlyNotPerformed(error) };
+    // The call this attempt recorded was refused, so it did not act: its record goes, and the next
+    // attempt calls it.
+    const failure = { effectNotPerformed: attempt.refusedCall !== undefined };
     try {
       if (lastAttempt) {
         const keepUntil = retainUntil(clock(), deps.claimRetentionSeconds, begun.claim.expiresAt);
@@ -438,6 +436,13 @@ interface AttemptContext {
   readonly remainingTimeMs: (() => number) | undefined;
   /** Filled with the effects this attempt records as unresumed (in doubt, or not run again). */
   readonly unresumed: string[];
+  /**
+   * Set when the call this attempt recorded (`effectAttempt`, an effect that may act twice) failed
+   * in a way that says it did not act: only then does the failure drop the record. A refusal of
+   * any other call (a repeat-safe effect run again before it) must leave an earlier attempt's
+   * record of a call that may have acted where it is.
+   */
+  refusedCall?: string;
 }
 
 async function applyEvent(
@@ -564,8 +569,13 @@ async function applyEvent(
     try {
       await effect.run(event, context);
     } catch (error) {
-      // A repeat-safe effect is simply retried; so is one whose call certainly did not act.
-      if (repeatSafe || certainlyNotPerformed(error)) throw error;
+      // A repeat-safe effect is simply retried; so is one whose call certainly did not act (and
+      // then the record this attempt wrote before the call goes with the failure).
+      if (repeatSafe) throw error;
+      if (certainlyNotPerformed(error)) {
+        attempt.refusedCall = name;
+        throw error;
+      }
       await markInDoubt(`${name}: ${errorSummary(error)}`);
       continue;
     }

@@ -142,6 +142,35 @@ describe('processor: a receipt whose call may have happened is not sent again', 
     expect(claim?.effectAttempt).toBeUndefined();
   });
 
+  // Found by the soak (docs/soak.md, seed clean-1): the retry runs the ledger again (repeat-safe, no
+  // marker of its own before the receipt's), and a ledger refusal released the claim as "the call
+  // certainly did not act", which dropped the record of the *receipt's* call: the next attempt sent
+  // a second receipt.
+  it('keeps the record of a receipt call when a later attempt fails on a refused ledger call', async () => {
+    h = await createPipelineHarness({ faultPoints: 'processor.beforeReceiptMarker:1' });
+    const key = await deliverPayment('pi_receipt_then_ledger_refused');
+    await h.poller.pollOnce();
+    const stopped = await h.receiver.claim(key);
+    expect(stopped).toMatchObject({ status: ClaimStatus.Processing, effectAttempt: 'receipt' });
+    expect(receipts()).toHaveLength(1);
+
+    // The retry's ledger call is refused (a 4xx: certainly not acted, so retried).
+    h.sink.fault('ledger', { kind: 'refuse', status: 409 });
+    await new Promise((resolve) => setTimeout(resolve, 1_100)); // the 1 s visibility timeout
+    await h.poller.pollOnce();
+    const refused = await h.receiver.claim(key);
+    expect(refused?.lastError).toContain('ledger answered 409');
+    expect(refused).toMatchObject({ status: ClaimStatus.Processing, effectAttempt: 'receipt' });
+
+    await h.drainQueue();
+    expect(receipts()).toHaveLength(1);
+    expect(await h.receiver.claim(key)).toMatchObject({
+      status: ClaimStatus.Done,
+      unresumedEffects: ['receipt'],
+      processingAttempts: 3,
+    });
+  });
+
   // Guards the removal of the record on a refusal (FailureOptions.effectNotPerformed): without it
   // the retry would call the receipt in doubt and never send it.
   it('sends the receipt on the retry when the mailer refused the call with a 4xx', async () => {
