@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // A user's app, built from the packed tarball by test/package/pack.test.ts, with its own tests.
+    exclude: ['**/node_modules/**', 'test/package/own-app/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
     // The SDK's notice that future versions need Node 22: harmless where a test runs something on the
     // machine's Node 20 (the CommonJS app in pack.test.ts, the local-function driver); only noise.

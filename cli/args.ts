@@ -24,6 +24,15 @@ export const GLOBAL_OPTIONS_HELP = `  --stack NAME   a deployed stack: outputs f
   --json         JSON on stdout, for scripts (default: tables)
   -h, --help     this help`;
 
+/**
+ * Where a doc is for someone who installed the package (it ships docs/: package.json "files"), as
+ * help texts name it: `node_modules/idempotent-webhook-receiver/docs/operations.md`.
+ * test/cli/help-docs.test.ts checks that every docs path a help text names exists in docs/.
+ */
+export function docsPath(file: string): string {
+  return `node_modules/idempotent-webhook-receiver/docs/${file}`;
+}
+
 export interface ParsedArgs {
   readonly values: Readonly<Record<string, string | boolean | undefined>>;
   readonly positionals: readonly string[];

@@ -37,3 +37,38 @@ export function timeWithDistance(atMs: number, nowMs: number): string {
 export function plural(count: number, one: string, many = `${one}s`): string {
   return `${count} ${count === 1 ? one : many}`;
 }
+
+/** Cuts `text` to `max` characters, saying how much was left out: `abc… (+1200 chars)`. */
+export function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (+${text.length - max} chars)`;
+}
+
+/**
+ * A stored attribute value on one line, as DynamoDB holds it: strings as they are (control
+ * characters escaped), numbers and booleans as written, `null`, sets, lists and maps as compact
+ * JSON, binary as its size; cut to `max` characters (`--json` prints it whole).
+ */
+export function formatValue(value: unknown, max = 100): string {
+  return truncate(valueText(value), max);
+}
+
+function valueText(value: unknown): string {
+  if (value === undefined) return '';
+  if (value === null) return 'null';
+  if (typeof value === 'string') {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is escaped
+    return value === '' || /[\u0000-\u001f\u007f]/.test(value) ? JSON.stringify(value) : value;
+  }
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
+    return String(value);
+  if (value instanceof Uint8Array) return `<binary, ${plural(value.length, 'byte')}>`;
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner instanceof Set
+      ? [...inner]
+      : inner instanceof Uint8Array
+        ? `<binary, ${plural(inner.length, 'byte')}>`
+        : typeof inner === 'bigint'
+          ? inner.toString()
+          : inner,
+  );
+}

@@ -46,7 +46,7 @@ export function readOutputsFile(file: string): {
 } {
   if (!existsSync(file))
     throw new CliError(
-      `no outputs file at ${file}: start the local stack with npm start, or pass --stack NAME`,
+      `no outputs file at ${file}: start the local stack with npx webhooks local (npm start in the repository), or pass --stack NAME`,
     );
   let parsed: unknown;
   try {
@@ -59,7 +59,7 @@ export function readOutputsFile(file: string): {
       ? Object.entries(parsed as Record<string, unknown>)[0]
       : undefined;
   if (!entry || typeof entry[1] !== 'object' || entry[1] === null)
-    throw new CliError(`the outputs file ${file} names no stack: restart the local stack with npm start`);
+    throw new CliError(`the outputs file ${file} names no stack: restart the local stack`);
   const outputs: Record<string, string> = {};
   for (const [name, value] of Object.entries(entry[1] as Record<string, unknown>)) {
     if (typeof value === 'string') outputs[name] = value;
@@ -114,7 +114,8 @@ export async function openStack(options: OpenStackOptions = {}): Promise<StackCo
   const base = local ? { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS } : {};
   const endpoint = (output: string) => {
     const value = outputs[output];
-    if (local && !value) throw new CliError(`the local outputs file has no ${output}: restart npm start`);
+    if (local && !value)
+      throw new CliError(`the local outputs file has no ${output}: restart the local stack`);
     return local ? { endpoint: value } : {};
   };
   const dynamo = new DynamoDBClient({ ...base, ...endpoint('LocalDynamoDbEndpoint') });

@@ -7,7 +7,7 @@
  * Each concern is its own construct under ./constructs; this one only resolves defaults, checks
  * that the timeouts and leases fit together, and wires the parts.
  */
-import { Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -18,9 +18,14 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { effectHeaderNameProblem, effectHeaderValueProblem } from '../lambdas/processor/effect-headers.js';
 import { DEFAULT_EFFECT_TIMEOUT_MS } from '../lambdas/processor/effects.js';
 import { adapterNameProblem, tableNameProblem } from '../lambdas/processor/extension-names.js';
-import { PROCESSOR_DEFAULTS as PROCESSOR_RUNTIME_DEFAULTS } from '../lambdas/processor/settings.js';
+import {
+  PROCESSOR_DEFAULTS as PROCESSOR_RUNTIME_DEFAULTS,
+  permanentStatusesProblem,
+} from '../lambdas/processor/settings.js';
+import type { AdaptersOf, TablesOf, WebhookAppTypes } from '../lambdas/processor/types.js';
 import { writeHmacProviderConfigs } from '../lambdas/providers/configured.js';
 import { type HmacProviderConfig, HmacProviderConfigError } from '../lambdas/providers/hmac.js';
 import {
@@ -37,7 +42,7 @@ import { ruleBroken, type Setting } from '../lambdas/shared/settings.js';
 import { type TimingNames, timingProblems } from '../lambdas/shared/timing-rules.js';
 import * as sweeperSettings from '../lambdas/sweeper/settings.js';
 import { ClaimSweeper } from './constructs/claim-sweeper.js';
-import { EventProcessor, type WebhookEffect } from './constructs/event-processor.js';
+import { type EffectHeader, EventProcessor, type WebhookEffect } from './constructs/event-processor.js';
 import { PayloadArchive } from './constructs/payload-archive.js';
 import { type ProviderSettingsOptions, providerSettingsJson } from './constructs/provider-settings.js';
 import {
@@ -51,14 +56,19 @@ import { WebhookIngest } from './constructs/webhook-ingest.js';
 import { WebhookSecrets } from './constructs/webhook-secrets.js';
 import { WebhookTables } from './constructs/webhook-tables.js';
 
-export type { WebhookEffect } from './constructs/event-processor.js';
+export { EffectHeader, type WebhookEffect } from './constructs/event-processor.js';
 export type { KeyRuleKind, ProviderKeyRules } from './constructs/provider-settings.js';
 export type { DuplicateRatioAlarmOptions, WebhookAlarmThresholds } from './constructs/webhook-alarms.js';
 
 /** Everything configurable per provider: the receiver's rules and the provider's alarms. */
 export interface ProviderOptions extends ProviderSettingsOptions, ProviderAlarmOptions {}
 
-export interface IdempotentWebhookReceiverProps {
+/**
+ * `App` (optional) is the app's types, shared with its processor module (`createProcessor<App>`,
+ * docs/processor.md, "Types"): then `tables` must hold exactly the app's tables and `effects` only
+ * the app's adapters, so a name the appliers use and the construct lacks does not compile.
+ */
+export interface IdempotentWebhookReceiverProps<App extends WebhookAppTypes = WebhookAppTypes> {
   /**
    * Per-provider claim TTL, signature tolerance, key rules and duplicate-ratio alarms, by route id:
    * a built-in provider's or one of `hmacProviders`. Any other key fails the synth.
@@ -127,7 +137,7 @@ export interface IdempotentWebhookReceiverProps {
    * Names start with a lower-case letter and hold letters, digits, `_` or `-`.
    * @default none
    */
-  readonly tables?: Readonly<Record<string, dynamodb.ITable>>;
+  readonly tables?: { readonly [Name in TablesOf<App>]: dynamodb.ITable };
   /**
    * Your effect adapters, by the name your effects declare (`{ adapter: 'erp', run }`): each an
    * HTTP service the processor POSTs JSON to with an `Idempotency-Key` header. Declare whether it
@@ -135,7 +145,9 @@ export interface IdempotentWebhookReceiverProps {
    * whether they already ran. Names start with a lower-case letter and hold letters and digits.
    * @default none
    */
-  readonly effects?: Readonly<Record<string, WebhookEffect>>;
+  readonly effects?: string extends AdaptersOf<App>
+    ? Readonly<Record<string, WebhookEffect>>
+    : { readonly [Name in AdaptersOf<App>]?: WebhookEffect };
   /** Extra environment variables for the processor (your handlers' settings). @default none */
   readonly processorEnvironment?: Readonly<Record<string, string>>;
   /** @default Duration.seconds(30) */
@@ -301,7 +313,7 @@ export class IdempotentWebhookReceiverPropsError extends Error {
   override readonly name = 'IdempotentWebhookReceiverPropsError';
 }
 
-export class IdempotentWebhookReceiver extends Construct {
+export class IdempotentWebhookReceiver<App extends WebhookAppTypes = WebhookAppTypes> extends Construct {
   public readonly claimsTable: dynamodb.Table;
   /** The payload archive (one object per processor batch and per claim-checked event, expired after `archiveRetention`). */
   public readonly archiveBucket: s3.Bucket;
@@ -330,8 +342,10 @@ export class IdempotentWebhookReceiver extends Construct {
   public readonly webhookUrls: ProviderTable<string>;
   public readonly dashboardUrl: string;
 
-  constructor(scope: Construct, id: string, props: IdempotentWebhookReceiverProps = {}) {
+  constructor(scope: Construct, id: string, appProps: IdempotentWebhookReceiverProps<App> = {}) {
     super(scope, id);
+    // The app's names were the compiler's to check; from here on they are strings.
+    const props = appProps as IdempotentWebhookReceiverProps;
     const receiverTimeout = props.receiverTimeout ?? RECEIVER_DEFAULTS.timeout;
     const receiverLease = props.receiverLease ?? RECEIVER_DEFAULTS.lease;
     const processorTimeout = props.processorTimeout ?? PROCESSOR_DEFAULTS.timeout;
@@ -464,6 +478,8 @@ export class IdempotentWebhookReceiver extends Construct {
       eventQueue: processing.queue,
       deadLetterQueue: processing.deadLetterQueue,
       registry,
+      // The default processor completes every event as unhandled on purpose.
+      alarmUnhandled: props.processorEntry !== undefined,
       ...(props.providers ? { providers: props.providers } : {}),
       ...(props.alarmThresholds ? { thresholds: props.alarmThresholds } : {}),
       ...(props.alarmEmail ? { alarmEmail: props.alarmEmail } : {}),
@@ -637,8 +653,8 @@ function checkedRegistry(
 }
 
 function checkExtensionProps(props: IdempotentWebhookReceiverProps): void {
-  for (const name of Object.keys(props.tables ?? {})) {
-    const problem = tableNameProblem(name);
+  for (const [name, table] of Object.entries(props.tables ?? {})) {
+    const problem = tableNameProblem(name) ?? partitionKeyProblem(name, table);
     if (problem) throw new IdempotentWebhookReceiverPropsError(`tables: ${problem}`);
   }
   for (const [name, effect] of Object.entries(props.effects ?? {})) {
@@ -651,7 +667,71 @@ function checkExtensionProps(props: IdempotentWebhookReceiverProps): void {
         `effects: ${name}.url must be a URL, got ${JSON.stringify(url)}`,
       );
     }
+    const seen = new Set<string>();
+    for (const [header, value] of Object.entries(effect.headers ?? {})) {
+      const valueProblem = effectHeaderProblem(value);
+      const headerProblem =
+        effectHeaderNameProblem(header) ??
+        (seen.has(header.toLowerCase())
+          ? `header ${JSON.stringify(header)} is given twice (header names are case-insensitive)`
+          : valueProblem && `header ${JSON.stringify(header)}: ${valueProblem}`);
+      seen.add(header.toLowerCase());
+      if (headerProblem)
+        throw new IdempotentWebhookReceiverPropsError(`effects: ${name}.headers: ${headerProblem}`);
+    }
+    const statusProblem = permanentStatusesProblem(effect.permanentStatuses);
+    if (statusProblem) throw new IdempotentWebhookReceiverPropsError(`effects: ${name}.${statusProblem}`);
   }
+}
+
+/** What is wrong with a header's value or secret options (checked again when the processor starts). */
+function effectHeaderProblem(value: string | EffectHeader): string | undefined {
+  const text = (candidate: string | undefined) =>
+    candidate === undefined || Token.isUnresolved(candidate)
+      ? undefined
+      : effectHeaderValueProblem(candidate);
+  if (typeof value === 'string') return text(value);
+  const { source } = value;
+  if (source.kind === 'plain') return text(source.value);
+  if (source.jsonField !== undefined && source.jsonField === '')
+    return 'jsonField must be a non-empty string';
+  const prefixProblem = text(source.prefix);
+  return prefixProblem === undefined ? undefined : `prefix: ${prefixProblem}`;
+}
+
+/**
+ * Appliers address rows by `pk` alone (lambdas/processor/state-store.ts): a table built here with
+ * another partition key, or with a sort key, would fail every write at run time, so it fails the
+ * synth. Read from the table's CloudFormation resource (`Table` and `TableV2` alike); an imported
+ * table has none here: the processor's first write meets it.
+ */
+function partitionKeyProblem(name: string, table: dynamodb.ITable): string | undefined {
+  const resource = table.node.defaultChild as
+    | {
+        keySchema?: unknown;
+        attributeDefinitions?: unknown;
+      }
+    | undefined;
+  if (resource === undefined) return undefined;
+  // TableV2 keeps its definitions in a lazy value until synthesis: resolve both.
+  const stack = Stack.of(table);
+  const keys: unknown = stack.resolve(resource.keySchema);
+  const definitions: unknown = stack.resolve(resource.attributeDefinitions);
+  if (!Array.isArray(keys) || !Array.isArray(definitions)) return undefined;
+  const hash = keys.find((key: { keyType?: unknown }) => key.keyType === 'HASH') as
+    | { attributeName: string }
+    | undefined;
+  const type = (
+    definitions.find(
+      (definition: { attributeName?: unknown }) => definition.attributeName === hash?.attributeName,
+    ) as { attributeType?: string } | undefined
+  )?.attributeType;
+  const fix = "give it partitionKey: { name: 'pk', type: AttributeType.STRING } and no sort key";
+  if (hash === undefined || hash.attributeName !== 'pk' || type !== 'S')
+    return `table ${JSON.stringify(name)} has partition key ${hash?.attributeName ?? 'none'} (${type ?? '?'}): appliers address rows by the string partition key pk alone, so ${fix}`;
+  if (keys.some((key: { keyType?: unknown }) => key.keyType === 'RANGE'))
+    return `table ${JSON.stringify(name)} has a sort key: appliers address rows by the partition key pk alone, so ${fix}`;
+  return undefined;
 }
 
 /**

@@ -18,6 +18,13 @@ import { BUILT_IN_PROVIDERS } from '../lambdas/providers/built-in.js';
 
 /** The built-in providers' route ids (a stack adds its `hmacProviders` after them). */
 export const PROVIDER_IDS: readonly string[] = BUILT_IN_PROVIDERS.map((provider) => provider.id);
+export type {
+  BuiltInEvents,
+  EventsByType,
+  WebhookAppTypes,
+  WithProviders,
+} from '../lambdas/processor/types.js';
+export { EffectHeader } from './constructs/event-processor.js';
 export { FunctionCodeError } from './constructs/webhook-function.js';
 export {
   type DuplicateRatioAlarmOptions,

@@ -24,6 +24,31 @@ export interface EffectEntry {
   readonly replay: boolean;
   readonly body: unknown;
   readonly receivedAt: string;
+  /**
+   * The request's headers (names in lower case), the transport's own left out: what the adapter
+   * sent, its configured headers included (a secret's local value too: this is a development sink).
+   */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** Headers of the connection, not of the call. */
+const TRANSPORT_HEADERS: ReadonlySet<string> = new Set([
+  'host',
+  'connection',
+  'content-length',
+  'transfer-encoding',
+  'keep-alive',
+  'accept-encoding',
+  'sec-fetch-mode',
+]);
+
+function callHeaders(request: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (TRANSPORT_HEADERS.has(name) || value === undefined) continue;
+    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
 }
 
 /**
@@ -155,18 +180,19 @@ export async function startEffectsSink(options: EffectsSinkOptions = {}): Promis
       const header = request.headers['idempotency-key'];
       const idempotencyKey = Array.isArray(header) ? header[0] : header;
       const receivedAt = new Date().toISOString();
+      const headers = callHeaders(request);
       const dedupes = honouring.has(service) && idempotencyKey !== undefined;
       const resultKey = `${service}\n${idempotencyKey}`;
       if (dedupes) {
         const first = firstResults.get(resultKey);
         if (first) {
-          entries.push({ service, idempotencyKey, replay: true, body, receivedAt });
+          entries.push({ service, idempotencyKey, replay: true, body, receivedAt, headers });
           return reply(200, { ...first, replay: true });
         }
       }
       const result = { entryId: randomUUID() };
       if (dedupes) firstResults.set(resultKey, result);
-      entries.push({ service, idempotencyKey, replay: false, body, receivedAt });
+      entries.push({ service, idempotencyKey, replay: false, body, receivedAt, headers });
       // The call has acted: what the caller hears about it is the fault's to decide.
       if (fault?.kind === 'slow') await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
       if (fault?.kind === 'hangUp') return void request.socket.destroy();

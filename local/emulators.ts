@@ -5,20 +5,23 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { createSqsServer } from 'local-aws-sqs';
 import S3rver from 's3rver';
 import { dynamoDbLocalCommand } from './dynamodb-local.js';
+import { freePort } from './ports.js';
 import {
   honourConditionalWrites,
   letS3rverCipherItsTokens,
   makeS3rverWritesAtomic,
 } from './s3rver-patches.js';
+
+// Where they were first defined: the tests and the runner import them from here too.
+export { ephemeralPortRange, freePort, isPortFree } from './ports.js';
 
 export const LOCAL_REGION = 'us-east-1';
 /** Emulators accept any credentials; these keep the SDK from looking for real ones. */
@@ -27,70 +30,6 @@ export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local
 export interface RunningEmulator {
   readonly endpoint: string;
   stop(): Promise<void>;
-}
-
-/** Linux's default ephemeral range, used where /proc cannot be read. */
-const DEFAULT_EPHEMERAL_RANGE = { low: 32_768, high: 60_999 } as const;
-/** The lowest port handed out: above the well-known and most registered service ports. */
-const LOWEST_PICKED_PORT = 10_000;
-
-/** The kernel's ephemeral port range: where it picks ports for `listen(0)` and outgoing connections. */
-export function ephemeralPortRange(
-  read: () => string = () => readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8'),
-): { low: number; high: number } {
-  try {
-    const [low, high] = read().trim().split(/\s+/).map(Number);
-    if (low !== undefined && high !== undefined && Number.isInteger(low) && Number.isInteger(high))
-      if (low > 0 && high >= low) return { low, high };
-  } catch {
-    // Not Linux, or /proc is not mounted: assume the default.
-  }
-  return DEFAULT_EPHEMERAL_RANGE;
-}
-
-/** Whether a server could bind `port` on 127.0.0.1 now (it is bound and released again). */
-export async function isPortFree(port: number): Promise<boolean> {
-  const server: Server = createServer();
-  server.listen(port, '127.0.0.1');
-  try {
-    await Promise.race([
-      once(server, 'listening'),
-      once(server, 'error').then(([error]) => {
-        throw error;
-      }),
-    ]);
-  } catch {
-    return false;
-  }
-  server.close();
-  await once(server, 'close');
-  return true;
-}
-
-/**
- * A free TCP port on 127.0.0.1 for a server that binds it later (DynamoDB Local's Java process takes
- * seconds). Picked at random below the ephemeral range, never from it: a port the kernel handed out
- * and took back can be handed straight to another `listen(0)` or used as the local end of an outgoing
- * connection before the server binds it, which is how a busy machine gets EADDRINUSE.
- */
-export async function freePort(random: () => number = Math.random): Promise<number> {
-  const { low } = ephemeralPortRange();
-  const top = Math.min(low, 65_536) - 1;
-  if (top > LOWEST_PICKED_PORT) {
-    for (let attempt = 0; attempt < 50; attempt++) {
-      const port = LOWEST_PICKED_PORT + Math.floor(random() * (top - LOWEST_PICKED_PORT + 1));
-      if (await isPortFree(port)) return port;
-    }
-  }
-  // No room below the range (an unusual kernel setting) or all tried ports taken: ask the kernel.
-  const server: Server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  await once(server, 'close');
-  if (address === null || typeof address === 'string') throw new Error('could not allocate a free port');
-  return address.port;
 }
 
 export interface DynamoDbLocalOptions {

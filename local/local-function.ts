@@ -37,10 +37,17 @@ interface Worker {
 
 let nextId = 0;
 
-const HOST_PATH = fileURLToPath(new URL('./function-host.ts', import.meta.url));
-// The host is TypeScript: loaded through tsx by absolute URL, so it starts the same whatever started
-// this process (a vitest worker, `tsx`, `node --import tsx`) and with none of its flags (--inspect).
-const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+/** Run from the sources (the repository) or compiled (dist/local/ of the package, `webhooks local`). */
+const FROM_SOURCES = import.meta.url.endsWith('.ts');
+const HOST_PATH = fileURLToPath(new URL(`./function-host.${FROM_SOURCES ? 'ts' : 'js'}`, import.meta.url));
+/**
+ * From the sources the host is TypeScript: loaded through tsx by absolute URL, so it starts the same
+ * whatever started this process (a vitest worker, `tsx`, `node --import tsx`) and with none of its
+ * flags (--inspect). Compiled, it is JavaScript, and an app using the package has no tsx.
+ */
+const HOST_EXEC_ARGV = FROM_SOURCES
+  ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href]
+  : [];
 
 interface ReadyMessage {
   readonly type: 'ready';
@@ -79,7 +86,7 @@ export class LocalFunction {
   private spawnWorker(): Worker {
     const child = fork(HOST_PATH, [], {
       execPath: this.node.path,
-      execArgv: ['--import', TSX_LOADER],
+      execArgv: HOST_EXEC_ARGV,
       // Only the function's own environment (plus PATH), as on Lambda.
       env: { PATH: process.env.PATH ?? '', ...this.options.environment },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

@@ -27,7 +27,17 @@ export interface NodeBinaryLookup {
   readonly current?: NodeBinary;
   /** The installed `node` package's package.json, or undefined when it is not installed. @default resolved from here */
   readonly packageJson?: string | undefined;
+  /**
+   * How to get the runtime's Node, for the message when there is none: in this repository `npm ci`
+   * (the devDependency), in an app of one's own `npm install --save-dev node@24` (nodeInstallHint).
+   * @default `npm ci`
+   */
+  readonly install?: (major: number) => string;
 }
+
+/** What an app using the package (`webhooks local`) runs to get Node `major` into its node_modules. */
+export const nodeInstallHint = (major: number): string =>
+  `npm install --save-dev ${RUNTIME_NODE_PACKAGE}@${major}`;
 
 /** `nodejs24.x` -> 24; anything that is not a Node.js runtime is refused (the local stack runs Node only). */
 export function nodeMajorOf(runtime: string): number {
@@ -77,6 +87,6 @@ export function nodeBinaryFor(runtime: string, lookup: NodeBinaryLookup = {}): N
     : `the devDependency \`${RUNTIME_NODE_PACKAGE}\` is not installed (or its install script did not run)`;
   throw new NodeRuntimeError(
     `functions run on ${runtime} on Lambda, so locally on Node ${major}: this is Node ${current.version} ` +
-      `and ${installed}. Run \`npm ci\` (it installs Node ${major} into node_modules), or start on Node ${major}.`,
+      `and ${installed}. Run \`${lookup.install?.(major) ?? 'npm ci'}\` (it installs Node ${major} into node_modules), or start on Node ${major}.`,
   );
 }

@@ -15,7 +15,7 @@ import {
   type SettingsOf,
 } from '../lambdas/shared/settings.js';
 
-/** The repository (or, installed, the package) root. */
+/** The repository root: the example app `npm start` runs. */
 const PACKAGE_ROOT = resolve(import.meta.dirname, '..');
 
 export const LOCAL_DEFAULTS = {
@@ -38,7 +38,7 @@ const START = defineSettings({
     max: 65_535,
     message: 'must be a port number',
   }),
-  /** Where `cdk synth` writes, and the stack is run from. @default <package root>/cdk.out */
+  /** Where `cdk synth` writes, and the stack is run from. @default <app directory>/cdk.out */
   cdkOut: optionalText('LOCAL_CDK_OUT'),
   /** `1`: run the cloud assembly already in `cdkOut`. */
   skipSynth: parsed(
@@ -63,6 +63,11 @@ const KNOBS = defineSettings({
   sweepIntervalSeconds: integer('LOCAL_SWEEP_INTERVAL_SECONDS', {
     default: LOCAL_DEFAULTS.sweepIntervalSeconds,
   }),
+  /**
+   * Effect adapters that call their configured URL locally, comma-separated (`*`: every one with a
+   * URL). @default none: every adapter calls the local effects sink
+   */
+  realEffects: optionalText('LOCAL_REAL_EFFECTS'),
 });
 
 export const LOCAL_ENV = { ...START.ENV, ...KNOBS.ENV } as const;
@@ -75,12 +80,22 @@ export interface LocalStartSettings
 
 export type LocalStackKnobs = SettingsOf<typeof KNOBS.settings>;
 
-/** `npm start`'s settings, defaults resolved; a ConfigError names each bad variable. */
-export function loadLocalStartSettings(env: Env = process.env, cwd = process.cwd()): LocalStartSettings {
+/**
+ * The local runner's settings, defaults resolved; a ConfigError names each bad variable. `appDirectory`
+ * is the CDK app's (the repository's for `npm start`, the working directory for `webhooks local`);
+ * `cdkOut` is LOCAL_CDK_OUT resolved against the working directory, else `defaultCdkOut` (the
+ * runner passes cdk.json's `output` there, as `cdk synth` would write).
+ */
+export function loadLocalStartSettings(
+  env: Env = process.env,
+  cwd = process.cwd(),
+  appDirectory = PACKAGE_ROOT,
+  defaultCdkOut = join(appDirectory, 'cdk.out'),
+): LocalStartSettings {
   const settings = START.load(env);
   return {
     ...settings,
-    cdkOut: settings.cdkOut ?? join(PACKAGE_ROOT, 'cdk.out'),
+    cdkOut: settings.cdkOut === undefined ? defaultCdkOut : resolve(cwd, settings.cdkOut),
     outputsFile: localOutputsFile(env, cwd),
   };
 }

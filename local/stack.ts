@@ -16,6 +16,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { headerValueFromSecret } from '../lambdas/processor/effect-headers.js';
 import { DEFAULT_EFFECT_TIMEOUT_MS } from '../lambdas/processor/effects.js';
 import * as processorSettings from '../lambdas/processor/settings.js';
 import { configuredProviders } from '../lambdas/providers/configured.js';
@@ -25,10 +26,12 @@ import { accountSecretsEnvVar } from '../lambdas/shared/secrets.js';
 import {
   ARCHIVE_BUCKET,
   ARCHIVE_FORCE_PATH_STYLE,
+  ConfigError,
   FAULT_POINTS,
   FAULT_POINTS_STATE_DIR,
 } from '../lambdas/shared/settings.js';
 import * as sweeperSettings from '../lambdas/sweeper/settings.js';
+import { receiverOutputs } from './assembly.js';
 import { localSecrets } from './dev-secrets.js';
 import { type EffectsSink, startEffectsSink } from './effects-sink.js';
 import {
@@ -43,7 +46,7 @@ import { LocalFunction } from './local-function.js';
 import { nodeBinaryFor } from './node-runtime.js';
 import { writeOutputsFile } from './outputs-file.js';
 import { scheduledTargets, startSchedules } from './schedules.js';
-import { LOCAL_DEFAULTS, loadLocalStackKnobs } from './settings.js';
+import { LOCAL_DEFAULTS, LOCAL_ENV, loadLocalStackKnobs } from './settings.js';
 import { concurrentBatches, SqsPoller } from './sqs-poller.js';
 import {
   assetDirectory,
@@ -78,6 +81,8 @@ export interface LocalStackOptions {
   readonly dataDirectory?: string;
   readonly env?: NodeJS.ProcessEnv;
   readonly log?: (line: string) => void;
+  /** How to install the functions' Node when it is missing (./node-runtime.ts). @default `npm ci` */
+  readonly nodeInstall?: (major: number) => string;
 }
 
 export interface RunningLocalStack {
@@ -114,7 +119,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Runni
   // Each function's Node (its Lambda runtime's major), found before anything starts: a missing one
   // is a NodeRuntimeError saying how to install it, not a failure after Java and the servers started.
   for (const [, fn] of resourcesOfType(template, 'AWS::Lambda::Function'))
-    nodeBinaryFor(String(fn.Properties?.Runtime ?? ''));
+    nodeBinaryFor(
+      String(fn.Properties?.Runtime ?? ''),
+      options.nodeInstall ? { install: options.nodeInstall } : {},
+    );
 
   const stoppers: Array<() => Promise<void>> = [];
   /** Stopped first, though started early: no request may reach a function that is stopping. */
@@ -473,11 +481,32 @@ const SWEEPER_OVERRIDES = [
   sweeperSettings.ENV.maxRequeues,
 ] as const;
 
-function localEffects(json: string, sink: EffectsSink, processorTimeoutSeconds: number | undefined): string {
+/**
+ * The processor's effect adapters, run locally: each calls the effects sink (`POST /<name>`) unless
+ * `LOCAL_REAL_EFFECTS` names it (or is `*`) and it has a URL; a header from a secret gets its value
+ * from `EFFECT_SECRET_<ADAPTER>` or a development value (Secrets Manager is not emulated).
+ */
+function localEffects(
+  json: string,
+  sink: EffectsSink,
+  processorTimeoutSeconds: number | undefined,
+  env: NodeJS.ProcessEnv,
+): string {
   const effects = JSON.parse(json) as Record<
     string,
-    { url?: string; honoursIdempotencyKey?: boolean; timeoutSeconds?: number }
+    {
+      url?: string;
+      honoursIdempotencyKey?: boolean;
+      timeoutSeconds?: number;
+      headers?: Record<string, { value?: string; secretArn?: string; jsonField?: string; prefix?: string }>;
+    }
   >;
+  const real = realEffects(env);
+  const unknown = real === '*' ? [] : [...real].filter((name) => !Object.hasOwn(effects, name));
+  if (unknown.length > 0)
+    throw new ConfigError(
+      `${LOCAL_ENV.realEffects} names ${unknown.join(', ')}, which the stack has no effect adapter of (it has ${Object.keys(effects).join(', ') || 'none'})`,
+    );
   for (const [name, effect] of Object.entries(effects)) {
     // Each call must end a margin before the (possibly moved) processor timeout.
     const timeoutSeconds =
@@ -487,14 +516,70 @@ function localEffects(json: string, sink: EffectsSink, processorTimeoutSeconds: 
             (effect.timeoutSeconds ?? DEFAULT_EFFECT_TIMEOUT_MS / 1000) * 1000,
             processorTimeoutSeconds,
           );
+    const toSink = effect.url === undefined || !(real === '*' || real.has(name));
+    // A development value must never reach a real service as a credential.
+    const secretHeader = Object.entries(effect.headers ?? {}).find(
+      ([, header]) => header.secretArn !== undefined,
+    );
+    if (!toSink && secretHeader !== undefined && env[effectSecretEnvVar(name)] === undefined)
+      throw new ConfigError(
+        `${LOCAL_ENV.realEffects} sends ${name} to ${effect.url}, whose header ${secretHeader[0]} comes from a secret: set ${effectSecretEnvVar(name)} to its value (Secrets Manager is not emulated)`,
+      );
     effects[name] = {
       ...effect,
       ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }),
-      ...(effect.url === undefined ? { url: sink.urlOf(name) } : {}),
+      ...(toSink ? { url: sink.urlOf(name) } : {}),
+      ...(effect.headers === undefined ? {} : { headers: localHeaders(name, effect.headers, env) }),
     };
-    if (effect.url === undefined) sink.declare(name, effect.honoursIdempotencyKey === true);
+    if (toSink) sink.declare(name, effect.honoursIdempotencyKey === true);
   }
   return JSON.stringify(effects);
+}
+
+/** `LOCAL_REAL_EFFECTS`: the adapters that call their configured URL locally (`*`: all of them). */
+function realEffects(env: NodeJS.ProcessEnv): ReadonlySet<string> | '*' {
+  const raw = env[LOCAL_ENV.realEffects]?.trim() ?? '';
+  if (raw === '*') return '*';
+  return new Set(
+    raw
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name !== ''),
+  );
+}
+
+/** The variable holding an adapter's secret locally: `EFFECT_SECRET_CRM` for `crm`. */
+export function effectSecretEnvVar(adapter: string): string {
+  return `EFFECT_SECRET_${adapter.toUpperCase()}`;
+}
+
+/** The development value of an adapter's secret header when its variable is unset. */
+export function devEffectSecret(adapter: string, jsonField: string | undefined): string {
+  return `local-dev-${adapter}${jsonField === undefined ? '' : `-${jsonField}`}`;
+}
+
+/** Headers read from a secret get their local value (the variable's, or a development one). */
+function localHeaders(
+  adapter: string,
+  headers: Record<string, { value?: string; secretArn?: string; jsonField?: string; prefix?: string }>,
+  env: NodeJS.ProcessEnv,
+): Record<string, { value: string }> {
+  const given = env[effectSecretEnvVar(adapter)];
+  return Object.fromEntries(
+    Object.entries(headers).map(([header, setting]) => {
+      if (setting.secretArn === undefined) return [header, { value: setting.value ?? '' }];
+      let secret: string;
+      try {
+        secret =
+          given === undefined
+            ? devEffectSecret(adapter, setting.jsonField)
+            : headerValueFromSecret(given, setting.jsonField);
+      } catch (error) {
+        throw new ConfigError(`${effectSecretEnvVar(adapter)}: ${(error as Error).message}`);
+      }
+      return [header, { value: `${setting.prefix ?? ''}${secret}` }];
+    }),
+  );
 }
 
 /** A function's local timeout: the receiver's and the processor's may move down with a short lease. */
@@ -535,7 +620,7 @@ export function localEnvironment(
   // which answers a repeated Idempotency-Key with the first result for the adapters that declare so.
   const effects = processorSettings.ENV.effects;
   if (result[effects] !== undefined)
-    result[effects] = localEffects(result[effects], context.sink, context.processorTimeoutSeconds);
+    result[effects] = localEffects(result[effects], context.sink, context.processorTimeoutSeconds, env);
   if (context.leaseOverride !== undefined) {
     const receiverLease = receiverSettings.ENV.leaseSeconds;
     if (receiverLease in result) result[receiverLease] = String(context.leaseOverride);
@@ -600,5 +685,9 @@ function localOutputs(
       continue;
     outputs[name] = value;
   }
+  // An app's own stack may declare none of the construct's outputs (no `webhookOutputs`): the CLI
+  // and `webhooks send` find the stack by these names, so the local file has them whatever the app.
+  for (const [name, value] of Object.entries(receiverOutputs(template, resolver, baseUrl)))
+    outputs[name] ??= value;
   return { ...outputs, ...extra };
 }

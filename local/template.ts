@@ -27,23 +27,63 @@ interface Manifest {
     string,
     {
       readonly type: string;
-      readonly properties?: { readonly templateFile?: string };
+      readonly properties?: {
+        readonly templateFile?: string;
+        readonly stackName?: string;
+        /** A nested cloud assembly's directory (a Stage's stacks): `assembly-Prod`. */
+        readonly directoryName?: string;
+      };
       readonly displayName?: string;
     }
   >;
 }
 
-export function readSynthesizedStack(outdir: string, stackName?: string): SynthesizedStack {
+/** One stack of a cloud assembly, a Stage's nested assemblies included. */
+export interface StackArtifact {
+  /** The artifact id (`cdk synth`'s and `cdk deploy`'s stack selector). */
+  readonly id: string;
+  /** The CloudFormation stack name: what `cdk deploy --outputs-file` keys its outputs by. */
+  readonly stackName: string;
+  /** The construct path (`Prod/Payments`), which `cdk` also accepts. */
+  readonly displayName: string;
+  /** The assembly directory holding its template and its assets. */
+  readonly outdir: string;
+  readonly templateFile: string;
+}
+
+/** Every stack of the cloud assembly in `outdir`, in manifest order, nested assemblies' after their parent's. */
+export function listStacks(outdir: string): StackArtifact[] {
   const manifest = JSON.parse(readFileSync(join(outdir, 'manifest.json'), 'utf8')) as Manifest;
-  const stacks = Object.entries(manifest.artifacts ?? {}).filter(
-    ([, a]) => a.type === 'aws:cloudformation:stack',
-  );
-  const chosen = stackName ? stacks.find(([name]) => name === stackName) : stacks[0];
+  const stacks: StackArtifact[] = [];
+  for (const [id, artifact] of Object.entries(manifest.artifacts ?? {})) {
+    if (artifact.type === 'aws:cloudformation:stack') {
+      stacks.push({
+        id,
+        stackName: artifact.properties?.stackName ?? id,
+        displayName: artifact.displayName ?? id,
+        outdir,
+        templateFile: artifact.properties?.templateFile ?? `${id}.template.json`,
+      });
+    } else if (artifact.type === 'cdk:cloud-assembly' && artifact.properties?.directoryName) {
+      stacks.push(...listStacks(join(outdir, artifact.properties.directoryName)));
+    }
+  }
+  return stacks;
+}
+
+/** Whether `name` names the stack: its artifact id, stack name or construct path. */
+export const stackNamed = (stack: StackArtifact, name: string): boolean =>
+  stack.id === name || stack.stackName === name || stack.displayName === name;
+
+export function readStackTemplate(stack: StackArtifact): CfnTemplate {
+  return JSON.parse(readFileSync(join(stack.outdir, stack.templateFile), 'utf8')) as CfnTemplate;
+}
+
+export function readSynthesizedStack(outdir: string, stackName?: string): SynthesizedStack {
+  const stacks = listStacks(outdir);
+  const chosen = stackName ? stacks.find((stack) => stackNamed(stack, stackName)) : stacks[0];
   if (!chosen) throw new Error(`no stack ${stackName ?? ''} in ${outdir}/manifest.json`);
-  const [name, artifact] = chosen;
-  const templateFile = artifact.properties?.templateFile ?? `${name}.template.json`;
-  const template = JSON.parse(readFileSync(join(outdir, templateFile), 'utf8')) as CfnTemplate;
-  return { stackName: name, template, outdir };
+  return { stackName: chosen.stackName, template: readStackTemplate(chosen), outdir: chosen.outdir };
 }
 
 export function resourcesOfType(template: CfnTemplate, type: string): Array<[string, CfnResource]> {

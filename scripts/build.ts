@@ -1,12 +1,13 @@
 /**
  * `npm run build` (also `prepack`): what the npm package ships, from the TypeScript sources.
- *   dist/    JavaScript and .d.ts of lib/ (the construct), the processor SDK and the CLI (tsc)
+ *   dist/    JavaScript and .d.ts of lib/ (the construct), the processor SDK and the CLI (tsc), the
+ *            CLI's local runner (`webhooks local`: local/) with DynamoDB Local's loopback launcher
  *   assets/  the framework's Lambda bundles, assets/<function>/index.mjs(.map) (esbuild, with the
  *            same options a synth from the sources uses: lib/constructs/lambda-bundle.ts)
  * Both are rebuilt from scratch, so nothing stale is packed.
  */
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import {
@@ -30,6 +31,9 @@ if (tsc.status !== 0) {
   console.error(`build: tsc -p tsconfig.build.json failed (${tsc.status ?? tsc.signal})`);
   process.exit(1);
 }
+
+// Run by Java's source-file mode beside the compiled local/dynamodb-local.js (which finds it by its URL).
+cpSync(join(root, 'local', 'java'), join(root, 'dist', 'local', 'java'), { recursive: true });
 
 await Promise.all(
   (Object.keys(FRAMEWORK_FUNCTIONS) as FrameworkFunction[]).map((name) =>

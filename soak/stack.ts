@@ -67,7 +67,9 @@ export async function startSoakStack(options: SoakStackOptions): Promise<SoakSta
   const out = createWriteStream(logFile, { flags: 'a' });
   const child: ChildProcess = spawn('npm', ['start'], {
     cwd: options.dir,
-    env: { ...env, LOCAL_SKIP_SYNTH: '1', PORT: '0' },
+    // The soak's own effect services are the ledger and the mailer: the local stack calls their URLs
+    // instead of its sink (a checkout from before LOCAL_REAL_EFFECTS called every URL anyway).
+    env: { ...env, LOCAL_SKIP_SYNTH: '1', PORT: '0', LOCAL_REAL_EFFECTS: '*' },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

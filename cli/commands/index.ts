@@ -1,9 +1,10 @@
 /** The command registry and the top-level help. */
-import { GLOBAL_OPTIONS_HELP } from '../args.js';
+import { docsPath, GLOBAL_OPTIONS_HELP } from '../args.js';
 import type { Command } from '../command.js';
 import { complianceExportCommand, complianceListCommand } from './compliance.js';
 import { dlqListCommand, dlqRedriveCommand } from './dlq.js';
 import { inspectCommand } from './inspect.js';
+import { localCommand } from './local.js';
 import { replayCommand } from './replay.js';
 import { sendCommand } from './send.js';
 import { stuckCommand } from './stuck.js';
@@ -17,6 +18,7 @@ export const COMMANDS: readonly Command[] = [
   sendCommand,
   complianceListCommand,
   complianceExportCommand,
+  localCommand,
 ];
 
 export function overview(): string {
@@ -24,7 +26,8 @@ export function overview(): string {
   return `usage: webhooks <command> [options]
 
 Operate the idempotent webhook receiver: answer "was it claimed once or twice?", list and redrive
-the dead-letter queue, replay archived events, list stuck claims, send signed samples, fetch Shopify data-request exports.
+the dead-letter queue, replay archived events, list stuck claims, send signed samples or your own
+payloads, fetch Shopify data-request exports.
 
 commands
 ${commands}
@@ -34,8 +37,9 @@ ${GLOBAL_OPTIONS_HELP}
 
   --version      the package version (webhooks --version)
 
-Without --stack: the local stack of npm start, from its outputs file ($LOCAL_OUTPUTS_FILE, else
-cdk-outputs.local.json). webhooks <command> --help for each command; docs/operations.md for runbooks.`;
+Without --stack: the local stack of webhooks local (npm start in the repository), from its outputs
+file ($LOCAL_OUTPUTS_FILE, else cdk-outputs.local.json). webhooks <command> --help for each
+command; runbooks: ${docsPath('operations.md')}.`;
 }
 
 export type Resolved =

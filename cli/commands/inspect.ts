@@ -8,6 +8,7 @@ import type { ProviderId } from '../../lambdas/providers/types.js';
 import type { ClaimRecord } from '../../lambdas/store/claim.js';
 import { archiveUri } from '../archive.js';
 import {
+  docsPath,
   expectPositionals,
   GLOBAL_OPTIONS_HELP,
   type ParsedArgs,
@@ -25,9 +26,9 @@ import {
 } from '../claims.js';
 import { type Command, type CommandIO, output } from '../command.js';
 import { ClaimNotFoundError, UsageError } from '../errors.js';
-import { plural, timeWithDistance } from '../format.js';
+import { formatValue, plural, timeWithDistance } from '../format.js';
 import { openStack, type StackContext } from '../stack.js';
-import { formatFields, formatTable, indent } from '../table.js';
+import { formatFields, indent } from '../table.js';
 
 const NAME = 'inspect';
 
@@ -36,8 +37,10 @@ const HELP = `usage: webhooks inspect <provider> <event-id> [--account ID]
 
 Shows an event's claim: status, deliveries (how many times it was delivered, all absorbed by
 one claim), first and last seen, the processor's step marker, the lease, the TTL, the business
-rows it wrote (read back from their tables), the archived payload's location, and whether a
-Shopify redaction removed the payload (redacted) or waits for the event to be DONE (redaction).
+rows it wrote (read back from their tables now: every attribute as stored, your application's
+sorted by name, then the processor's guard attributes lastEvent* and updatedAt; long values cut,
+--json prints each whole item), the archived payload's location, and whether a Shopify redaction
+removed the payload (redacted) or waits for the event to be DONE (redaction).
 
 From an event id, the claim is looked up by the event-id rule's key
 <provider>:<account>:<event-id> first; if there is none (Stripe payment_intent.* events are
@@ -48,7 +51,8 @@ options
   --account ID   account scope of the event-id key (default: ${defaultAccountHelp()})
 ${GLOBAL_OPTIONS_HELP}
 
-exit status: 0 found, 1 no claim, 2 usage`;
+exit status: 0 found, 1 no claim, 2 usage
+runbook: ${docsPath('operations.md')} ("Was I charged twice?")`;
 
 export interface RowView {
   readonly table: string;
@@ -220,8 +224,68 @@ function describeLookup(lookup: Omit<ClaimLookup, 'claims'>, found: number): str
   ].join('\n');
 }
 
-const rowStatus = (item: Record<string, unknown> | null) =>
-  item === null ? '(missing)' : ((item.status ?? item.financialStatus ?? item.headSha) as string | undefined);
+/** The guard attributes the processor writes with each guarded write: `<guard>Id`, `...Created`, `...Rank`, `...Effects`. */
+const GUARD_SUFFIXES = ['Id', 'Created', 'Rank', 'Effects'] as const;
+
+/**
+ * The guards of a row: each prefix P with `PId`, `PCreated` and `PRank` (the default `lastEvent`, or
+ * an applier's own, such as the example's `refundEvent`).
+ */
+function guardsOf(item: Readonly<Record<string, unknown>>): string[] {
+  return Object.keys(item)
+    .filter((name) => name.endsWith('Created') && name.length > 'Created'.length)
+    .map((name) => name.slice(0, -'Created'.length))
+    .filter((guard) => `${guard}Id` in item && `${guard}Rank` in item)
+    .sort((a, b) => (a === 'lastEvent' ? -1 : b === 'lastEvent' ? 1 : a.localeCompare(b)));
+}
+
+/** Epoch seconds shown with their time: `1796229066 (2026-12-02T16:31:06.000Z)`. */
+const withTime = (value: unknown): string | undefined =>
+  typeof value === 'number' && value > 1e9 && value < 1e11
+    ? `${value} (${new Date(value * 1000).toISOString()})`
+    : undefined;
+
+/**
+ * One written row, as stored: its table and key, then every attribute of the item (the
+ * application's own, sorted by name), then what the processor keeps on it (each guard's
+ * `<guard>Id/Created/Rank/Effects`, `updatedAt`). Long values are cut (`--json` prints them whole).
+ */
+export function rowText(row: RowView, maxValue = 100): string {
+  if (!row.pk) return `${row.table}  (not a <table>:<pk> reference: nothing to read)`;
+  const head = `${row.table}  ${row.pk}`;
+  if (row.item === null) return `${head}  (missing: no such row in the table now)`;
+  const item = row.item;
+  const guards = guardsOf(item);
+  const bookkeeping = new Set<string>(['pk']);
+  const processor: Array<[string, string]> = [];
+  for (const guard of guards) {
+    for (const suffix of GUARD_SUFFIXES) {
+      const name = `${guard}${suffix}`;
+      if (!(name in item)) continue;
+      bookkeeping.add(name);
+      processor.push([
+        name,
+        (suffix === 'Created' ? withTime(item[name]) : undefined) ?? formatValue(item[name], maxValue),
+      ]);
+    }
+  }
+  if ('updatedAt' in item && guards.length > 0) {
+    bookkeeping.add('updatedAt');
+    processor.push(['updatedAt', formatValue(item.updatedAt, maxValue)]);
+  }
+  const own: Array<[string, string]> = Object.keys(item)
+    .filter((name) => !bookkeeping.has(name))
+    .sort((a, b) => a.localeCompare(b))
+    .map((name) => [name, formatValue(item[name], maxValue)]);
+  const fields = [...own, ...processor];
+  return fields.length === 0 ? `${head}  (no attributes)` : `${head}\n${indent(formatFields(fields))}`;
+}
+
+/** The rows an event wrote, each with its attributes as stored. */
+export function rowsText(rows: readonly RowView[]): string {
+  if (rows.length === 0) return 'rows: none written';
+  return `rows: ${rows.length} written (attributes as stored; --json for whole values)\n${indent(rows.map((row) => rowText(row)).join('\n'))}`;
+}
 
 function claimText(view: ClaimView, nowMs: number): string {
   const outcome = view.outcome ? ` (${view.outcome})` : '';
@@ -285,29 +349,7 @@ function claimText(view: ClaimView, nowMs: number): string {
         : `pending: the payload is kept until the event is DONE, then removed; requested by ${view.redactionPending.by}${view.redactionPending.since ? ` at ${view.redactionPending.since}` : ''}`,
     ],
   ]);
-  const rows =
-    view.rows.length === 0
-      ? 'rows: none written'
-      : `rows:\n${indent(
-          formatTable(
-            [
-              { header: 'table', value: (r: RowView) => r.table },
-              { header: 'pk', value: (r: RowView) => r.pk },
-              { header: 'status', value: (r: RowView) => rowStatus(r.item) },
-              { header: 'amount', value: (r: RowView) => (r.item?.amount ?? r.item?.totalPrice) as number },
-              { header: 'currency', value: (r: RowView) => r.item?.currency as string },
-              { header: 'last event', value: (r: RowView) => r.item?.lastEventId as string },
-              {
-                header: 'event time',
-                value: (r: RowView) =>
-                  typeof r.item?.lastEventCreated === 'number'
-                    ? new Date(r.item.lastEventCreated * 1000).toISOString()
-                    : undefined,
-              },
-            ],
-            view.rows,
-          ),
-        )}`;
+  const rows = rowsText(view.rows);
   return `claim ${view.key}\n${indent(fields)}\n${indent(rows)}`;
 }
 

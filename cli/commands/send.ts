@@ -1,7 +1,7 @@
 /**
  * `webhooks send`: `npm run send` inside the CLI (local/send.ts does the work), plus `--stack NAME`
  * for a deployed stack's URL and `--json`. Its own options keep send's parser, so both accept the
- * same command lines.
+ * same command lines: a sample, or a body of your own (`--file PATH`, `-` for stdin, `--body JSON`).
  */
 import {
   type ParsedSendArgs,
@@ -24,7 +24,15 @@ const HELP = `${sendUsage(
 )}
 
 Signs with the provider's variable (WEBHOOK_SECRET_STRIPE, ...) or the local development
-default; against a deployed stack pass --secret (or set the variable) with its real secret.`;
+default; against a deployed stack pass --secret (or set the variable) with its real secret.
+
+examples
+  webhooks send stripe invoice.paid --dup 2          a sample, then the same delivery again
+  webhooks send stripe --file evt.json               your own event, byte for byte
+  webhooks send github push --file push.json --id push-1
+                                                     GitHub reads its id and type from headers
+  cat evt.json | webhooks send stripe --file -       the body from stdin
+  webhooks send stripe --body '{"id":"evt_1","type":"invoice.paid","data":{"object":{"id":"in_1"}}}'`;
 
 /** Takes `--json` and `--stack NAME` out of send's own arguments. */
 export function splitGlobalOptions(argv: readonly string[]): {
@@ -50,8 +58,8 @@ export function splitGlobalOptions(argv: readonly string[]): {
 export const sendCommand: Command = {
   name: NAME,
   synopsis: {
-    usage: 'send <provider> [type] [--dup N] [--concurrent N] ...',
-    summary: 'sign a sample event and post it (npm run send)',
+    usage: 'send <provider> [type] [--file PATH | --body JSON] [--dup N] [--concurrent N] ...',
+    summary: 'sign a sample event, or a body of your own, and post it',
   },
   help: HELP,
   async run(argv, io) {

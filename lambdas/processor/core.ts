@@ -30,16 +30,18 @@ import { LeaseLostError, type ProcessingClaims, type ProcessingOutcome } from '.
 import { applyCompliance, type ComplianceStore, complianceRequestOf } from './compliance.js';
 import { DeferredRedactionError, redactAfterDone } from './deferred-redaction.js';
 import { certainlyNotPerformed } from './effects.js';
+import { type DeadLetters, isPermanentFailure, PermanentEventError } from './failures.js';
+import { describeIssues } from './standard-schema.js';
 import { isNewer, type ReadMark, readMark, type StateStore, WriteConflictError } from './state-store.js';
 import type {
   Applier,
-  ApplierRegistry,
   Effect,
   EffectAdapter,
   EffectContext,
   EffectDefinition,
   PlanContext,
   ProcessingEvent,
+  RuntimeApplierRegistry,
 } from './types.js';
 
 export interface ProcessorLog {
@@ -52,7 +54,7 @@ export interface ProcessorDeps {
   readonly claims: ProcessingClaims;
   readonly state: StateStore;
   /** What to apply for each provider and event type (none: every event completes as `unhandled`). */
-  readonly appliers: ApplierRegistry;
+  readonly appliers: RuntimeApplierRegistry;
   readonly leaseSeconds: number;
   readonly maxReceiveCount: number;
   /** How long a claim is kept after each attempt and failure (lambdas/shared/claim-retention.ts). */
@@ -73,6 +75,11 @@ export interface ProcessorDeps {
    * archive when Shopify is served. @default none: a compliance request is logged and completed
    */
   readonly compliance?: ComplianceStore;
+  /**
+   * The event queue's DLQ, where an event that can never succeed is moved at once. @default none:
+   * such an event is failed on the claim and retried until the redrive policy moves it
+   */
+  readonly deadLetters?: DeadLetters;
 }
 
 export type ProcessResult =
@@ -88,7 +95,12 @@ export type ProcessResult =
       readonly unresumed: readonly string[];
     }
   /** The claim was already DONE: the message was a duplicate and nothing was applied. */
-  | { readonly kind: 'already-done'; readonly key: string; readonly event: EventEnvelope };
+  | { readonly kind: 'already-done'; readonly key: string; readonly event: EventEnvelope }
+  /**
+   * The event can never succeed (./failures.ts): its claim is FAILED with `reason` and its message
+   * was moved to the DLQ, so this receive is done with.
+   */
+  | { readonly kind: 'failed'; readonly key: string; readonly event: EventEnvelope; readonly reason: string };
 
 /** The message is not an event this processor can read: it can never succeed. */
 export class PoisonMessageError extends Error {
@@ -206,7 +218,7 @@ export function readEvent(message: EventMessage): ProcessingEvent {
 }
 
 export function resolveApplier(
-  registry: ApplierRegistry,
+  registry: RuntimeApplierRegistry,
   provider: string,
   eventType: string,
 ): Applier | undefined {
@@ -342,10 +354,13 @@ export async function processMessage(
     }
     const summary = errorSummary(error);
     const poison = error instanceof PoisonMessageError;
-    const lastAttempt = poison || receiveCount >= deps.maxReceiveCount;
+    // The applier (its schema, plan or effect) says this event can never succeed.
+    const permanent = isPermanentFailure(error);
+    const lastAttempt = poison || permanent || receiveCount >= deps.maxReceiveCount;
     // The call this attempt recorded was refused, so it did not act: its record goes, and the next
     // attempt calls it.
     const failure = { effectNotPerformed: attempt.refusedCall !== undefined };
+    let recorded = false;
     try {
       if (lastAttempt) {
         const keepUntil = retainUntil(clock(), deps.claimRetentionSeconds, begun.claim.expiresAt);
@@ -360,11 +375,36 @@ export async function processMessage(
         );
       } else
         await deps.claims.releaseProcessing(message.key, lease.token, summary, clock(), archiveKey, failure);
+      recorded = true;
     } catch (markError) {
       deps.log.warn('could not record the failure on the claim', {
         key: message.key,
         error: errorSummary(markError),
       });
+    }
+    // Moved to the DLQ now, once the claim says FAILED and why (else SQS retries, and the next
+    // attempt fails it again).
+    if (permanent && recorded && deps.deadLetters !== undefined) {
+      try {
+        deps.faultPoint?.('processor.failNow', message.eventId);
+        await deps.deadLetters.send(body);
+        deps.log.error(
+          'the event can never succeed: its claim is FAILED and its message was moved to the DLQ',
+          {
+            key: message.key,
+            eventId: message.eventId,
+            eventType: message.eventType,
+            receiveCount,
+            error: summary,
+          },
+        );
+        return { kind: 'failed', key: message.key, event: message, reason: summary };
+      } catch (sendError) {
+        deps.log.warn('could not move the failed event to the DLQ; SQS will redeliver it', {
+          key: message.key,
+          error: errorSummary(sendError),
+        });
+      }
     }
     deps.log.error(
       poison
@@ -481,8 +521,10 @@ async function applyEvent(
     }
   }
   const applier = resolveApplier(deps.appliers, event.provider, event.eventType);
+  if (applier?.schema !== undefined) event = await checkedPayload(event, applier.schema);
   if (!applier) {
-    deps.log.info('no business applier for this event type; completing it as unhandled', {
+    // A warning: a misspelt applier key makes every such event unhandled (the UnhandledEvents alarm).
+    deps.log.warn('no business applier for this event type; completing it as unhandled', {
       key: event.key,
       provider: event.provider,
       eventType: event.eventType,
@@ -598,6 +640,23 @@ async function applyEvent(
     deps.faultPoint?.(effectFaultPoint('after', name), event.eventId);
   }
   return outcome;
+}
+
+/**
+ * The event with its payload as the applier's schema returns it; a payload the schema rejects can
+ * never be applied: the event fails now, with the schema's issues as the reason.
+ */
+async function checkedPayload(
+  event: ProcessingEvent,
+  schema: NonNullable<Applier['schema']>,
+): Promise<ProcessingEvent> {
+  const result = await schema['~standard'].validate(event.payload);
+  if (result.issues !== undefined) {
+    throw new PermanentEventError(
+      `the ${event.eventType} payload does not match the applier's schema: ${describeIssues(result.issues)}`,
+    );
+  }
+  return { ...event, payload: result.value as ProcessingEvent['payload'] };
 }
 
 /** Aborts a second before the invocation ends, when its end is known. */

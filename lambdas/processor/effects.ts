@@ -1,14 +1,17 @@
 /**
  * The effect adapter for an HTTP service, configured by URL (the construct's `effects` prop, read
- * from `EFFECTS`): one POST of the effect's JSON body with an `Idempotency-Key` header. Whether the
- * service honours that key is declared, not guessed: it decides whether an effect may be re-run
- * when the processor cannot tell if it already ran (docs/processor.md).
+ * from `EFFECTS`): one POST of the effect's JSON body with an `Idempotency-Key` header, the headers
+ * the adapter is configured with (static, or read from Secrets Manager: ./effect-headers.ts), and
+ * the service's answer handed back ({@link EffectResponse}). Whether the service honours that key
+ * is declared, not guessed: it decides whether an effect may be re-run when the processor cannot
+ * tell if it already ran (docs/processor.md).
  *
  * A failure says whether the service may have acted ({@link EffectError.performed}): an effect that
  * may act twice is never called again once a call of it may have happened (docs/rules.md, "Effects
- * in doubt").
+ * in doubt"). An answer with one of the adapter's `permanentStatuses` can never succeed: the error
+ * is {@link EffectError.permanent}, and the event fails now (docs/rules.md, "Failing an event now").
  */
-import type { EffectAdapter, EffectCallOptions } from './types.js';
+import type { EffectAdapter, EffectCallOptions, EffectResponse } from './types.js';
 
 /**
  * Whether a failed call may have acted:
@@ -21,13 +24,24 @@ export type EffectPerformed = 'no' | 'unknown';
 
 export class EffectError extends Error {
   override readonly name = 'EffectError';
+  /**
+   * The call can never succeed (the service answered one of the adapter's `permanentStatuses`, or
+   * the effect's own code says so): the event fails now, its claim FAILED with this message and its
+   * message moved to the DLQ, instead of being retried (docs/rules.md, "Failing an event now").
+   */
+  readonly permanent: boolean;
   constructor(
     message: string,
     /** Whether the service may have acted on the failed call. @default 'unknown' */
     readonly performed: EffectPerformed = 'unknown',
+    options: { readonly permanent?: boolean; readonly status?: number } = {},
   ) {
     super(message);
+    this.permanent = options.permanent ?? false;
+    if (options.status !== undefined) this.status = options.status;
   }
+  /** The HTTP status the service answered, when it answered. */
+  readonly status?: number;
 }
 
 /** Whether an error from an effect says the call certainly did not act (an {@link EffectError} with `performed: 'no'`). */
@@ -67,6 +81,24 @@ function causeCode(error: unknown): string | undefined {
   return undefined;
 }
 
+/** The headers an adapter sends with each call (static ones, and those read from a secret). */
+export interface EffectHeaderSource {
+  /** The header values for the next call; throws when a secret cannot be read (the call is then not made). */
+  headers(): Promise<Readonly<Record<string, string>>>;
+  /** Forgets cached secret values: the service refused them (401, 403), so a rotation may have happened. */
+  refresh?(): void;
+}
+
+/** Headers this adapter always sets itself: configured headers may not replace them. */
+export const RESERVED_EFFECT_HEADERS: ReadonlySet<string> = new Set([
+  'content-type',
+  'content-length',
+  'idempotency-key',
+  'host',
+  'transfer-encoding',
+  'connection',
+]);
+
 export interface HttpEffectOptions {
   /** The adapter's name, for error messages. */
   readonly name: string;
@@ -75,32 +107,55 @@ export interface HttpEffectOptions {
   readonly honoursIdempotencyKey?: boolean;
   /** @default 5000 ({@link DEFAULT_EFFECT_TIMEOUT_MS}) */
   readonly timeoutMs?: number;
+  /** Headers sent with each call, besides `content-type` and `idempotency-key`. @default none */
+  readonly headers?: EffectHeaderSource;
+  /**
+   * Answers that mean the request can never succeed (a 400 or 422 for a payload the service will
+   * always reject, a 404 for a deleted customer): the event fails now instead of being retried.
+   * @default none: every 4xx is retried (a 409 or 429 may succeed later)
+   */
+  readonly permanentStatuses?: readonly number[];
   readonly fetch?: typeof fetch;
 }
 
-export class HttpEffect implements EffectAdapter {
+/** The most of a service's answer kept in a response or an error message. */
+const MAX_RESPONSE_CHARS = 64 * 1024;
+
+export class HttpEffect implements EffectAdapter<EffectResponse> {
   readonly honoursIdempotencyKey: boolean;
   readonly timeoutMs: number;
+  private readonly permanent: ReadonlySet<number>;
 
   constructor(private readonly options: HttpEffectOptions) {
     this.honoursIdempotencyKey = options.honoursIdempotencyKey ?? false;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_EFFECT_TIMEOUT_MS;
+    this.permanent = new Set(options.permanentStatuses ?? []);
   }
 
   async call(
     body: Readonly<Record<string, unknown>>,
     idempotencyKey: string,
     callOptions: EffectCallOptions = {},
-  ): Promise<void> {
+  ): Promise<EffectResponse> {
     const { name, url } = this.options;
     const doFetch = this.options.fetch ?? fetch;
+    let configured: Readonly<Record<string, string>> = {};
+    try {
+      configured = (await this.options.headers?.headers()) ?? {};
+    } catch (error) {
+      // Nothing was sent: a retry (after the secret is readable) is safe for any effect.
+      throw new EffectError(
+        `${name}: its headers could not be read (${(error as Error).message}): the call was not made`,
+        'no',
+      );
+    }
     const timeout = AbortSignal.timeout(this.timeoutMs);
     const signal = callOptions.signal ? AbortSignal.any([timeout, callOptions.signal]) : timeout;
     let response: Response;
     try {
       response = await doFetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+        headers: { ...configured, 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
         body: JSON.stringify(body),
         signal,
         // Following a 301, 302 or 303 would turn the POST into a GET without its body, and the
@@ -119,10 +174,26 @@ export class HttpEffect implements EffectAdapter {
           : `failed after the request was sent (${code ?? (error as Error).message})`;
       throw new EffectError(`${name} ${reason}: it may have acted`, 'unknown');
     }
-    // Drain the body so the connection can be reused.
-    const text = await response.text().catch(() => '');
-    if (response.ok) return;
-    throw failedAnswer(name, response.status, response.headers.get('location'), text);
+    // Read the whole body (so the connection can be reused), then keep at most MAX_RESPONSE_CHARS.
+    const text = (await response.text().catch(() => '')).slice(0, MAX_RESPONSE_CHARS);
+    if (response.ok) return { status: response.status, headers: headersOf(response), body: parsed(text) };
+    if (response.status === 401 || response.status === 403) this.options.headers?.refresh?.();
+    throw failedAnswer(name, response.status, response.headers.get('location'), text, this.permanent);
+  }
+}
+
+/** The answer's headers, names in lower case. */
+function headersOf(response: Response): Record<string, string> {
+  return Object.fromEntries(response.headers.entries());
+}
+
+/** JSON when the text parses as JSON, else the text itself (empty for no body). */
+function parsed(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
 }
 
@@ -131,14 +202,23 @@ export class HttpEffect implements EffectAdapter {
  * 15.5): it did not act. A 5xx may come after the service acted (a mail sent, then a failed write):
  * in doubt. A redirect is not followed: 301, 302, 307 and 308 say the resource is elsewhere, so the
  * service did not act here; a 303 may follow a request the service acted on (RFC 9110, 15.4.4).
+ * A status the adapter lists as permanent makes the error permanent: the event fails now.
  */
-function failedAnswer(name: string, status: number, location: string | null, text: string): EffectError {
+function failedAnswer(
+  name: string,
+  status: number,
+  location: string | null,
+  text: string,
+  permanentStatuses: ReadonlySet<number>,
+): EffectError {
   // `status` is 300-599 here (fetch answers 200-599, and a 2xx is not a failure).
   const refused = status < 500 && status !== 303;
+  const permanent = permanentStatuses.has(status);
   const redirect =
     status < 400 ? ` (redirects are not followed: configure the URL it names, ${location ?? 'none'})` : '';
   return new EffectError(
-    `${name} answered ${status}${redirect}${refused ? '' : ' (it may have acted)'}: ${text.slice(0, 200)}`,
+    `${name} answered ${status}${redirect}${refused ? '' : ' (it may have acted)'}${permanent ? ' (a permanent failure)' : ''}: ${text.slice(0, 200)}`,
     refused ? 'no' : 'unknown',
+    { permanent, status },
   );
 }

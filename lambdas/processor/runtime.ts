@@ -11,6 +11,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { isProviderId } from '../providers/types.js';
@@ -23,6 +24,8 @@ import {
   PROVIDER_DIMENSION,
   ProcessorMetric,
 } from '../shared/metric-names.js';
+import { ConfigError } from '../shared/settings.js';
+import { EFFECT_MARGIN_MS } from '../shared/timing-rules.js';
 import { S3ComplianceStore } from '../store/compliance-store.js';
 import { S3PayloadArchive } from '../store/payload-archive.js';
 import { ProcessingClaims } from '../store/processing-claims.js';
@@ -34,10 +37,13 @@ import {
   parseEventMessage,
   processMessage,
 } from './core.js';
+import { effectHeaderSource, type SecretReader, secretsManagerReader } from './effect-headers.js';
 import { HttpEffect } from './effects.js';
+import { adapterNameProblem } from './extension-names.js';
+import type { DeadLetters } from './failures.js';
 import { DEFAULTS, ENV, loadProcessorSettings, type ProcessorSettings } from './settings.js';
 import { StateStore } from './state-store.js';
-import type { ApplierRegistry, EffectAdapter } from './types.js';
+import type { EffectAdapter, RuntimeApplierRegistry } from './types.js';
 
 /**
  * Called for each record when the processor cannot initialise (a bad setting, say): on the attempt
@@ -116,12 +122,21 @@ export function createProcessorHandler(options: ProcessorHandlerOptions): Proces
       });
       // A provider this deployment does not have never gets here: its message is poison (below).
       const { provider } = result.event;
+      if (result.kind === 'failed') {
+        // Moved to the DLQ by the core, which logged why; this receive is done with.
+        emit(ProcessorMetric.ProcessingFailed, provider);
+        return;
+      }
       if (result.kind === 'already-done') {
         emit(ProcessorMetric.AlreadyDone, provider);
       } else {
         emit(ProcessorMetric.Processed, provider);
         if (result.outcome === 'stale') emit(ProcessorMetric.StaleSkipped, provider);
-        if (result.outcome === 'unhandled') emit(ProcessorMetric.Unhandled, provider);
+        if (result.outcome === 'unhandled') {
+          emit(ProcessorMetric.Unhandled, provider);
+          // And summed over providers: what the UnhandledEvents alarm reads.
+          metrics.singleMetric().addMetric(ProcessorMetric.Unhandled, MetricUnit.Count, 1);
+        }
         if (result.unresumed.length > 0) {
           emit(ProcessorMetric.EffectsInDoubt, provider, result.unresumed.length);
           // And summed over providers (dimension `service` only): what the EffectsInDoubt alarm reads.
@@ -259,11 +274,14 @@ export function initFailureRecorder(
 
 /**
  * Production wiring from the environment; `appliers` is where a user plugs in their own registry
- * (`createProcessor` in ./sdk). With none, every event is completed as `unhandled`.
+ * and `adapters` their own effect adapters (`createProcessor` in ./sdk). With no appliers, every
+ * event is completed as `unhandled`.
  */
 export function processorDepsFromEnvironment(
   env: NodeJS.ProcessEnv = process.env,
-  appliers: ApplierRegistry = {},
+  appliers: RuntimeApplierRegistry = {},
+  adapters: Readonly<Record<string, EffectAdapter>> = {},
+  secrets: SecretReader = secretsManagerReader(),
 ): Omit<ProcessorDeps, 'log'> {
   const settings = loadProcessorSettings(env);
   const client = new DynamoDBClient({ maxAttempts: 3 });
@@ -275,10 +293,52 @@ export function processorDepsFromEnvironment(
     leaseSeconds: settings.leaseSeconds,
     maxReceiveCount: settings.maxReceiveCount,
     claimRetentionSeconds: settings.claimRetentionSeconds,
-    effects: effectAdapters(settings.effects),
+    effects: { ...effectAdapters(settings.effects, secrets), ...ownAdapters(adapters, settings) },
     ...(faultPoint ? { faultPoint } : {}),
     ...(settings.archiveBucket ? archiveDeps(settings.archiveBucket, settings.archiveForcePathStyle) : {}),
+    ...(settings.deadLetterQueueUrl ? { deadLetters: sqsDeadLetters(settings.deadLetterQueueUrl) } : {}),
   };
+}
+
+/** Sends a message that can never succeed to the DLQ, as it was received. */
+export function sqsDeadLetters(queueUrl: string, client = new SQSClient({ maxAttempts: 3 })): DeadLetters {
+  return {
+    async send(body) {
+      await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
+    },
+  };
+}
+
+/**
+ * The app's own adapters (`createProcessor({ adapters })`), checked as the construct checks its
+ * `effects`: a valid name, not one the construct configures with a URL too, and a call bounded
+ * shorter than the lease when it may act twice.
+ */
+function ownAdapters(
+  adapters: Readonly<Record<string, EffectAdapter>>,
+  settings: ProcessorSettings,
+): Record<string, EffectAdapter> {
+  for (const [name, adapter] of Object.entries(adapters)) {
+    const where = `createProcessor: adapters.${name}`;
+    const problem = adapterNameProblem(name);
+    if (problem) throw new ConfigError(`createProcessor: adapters: ${problem}`);
+    if (settings.effects[name]?.url !== undefined)
+      throw new ConfigError(
+        `${where} is also configured with a URL by the construct's effects prop: give it one home (drop the url, or the adapter)`,
+      );
+    if (typeof adapter?.call !== 'function' || typeof adapter.honoursIdempotencyKey !== 'boolean')
+      throw new ConfigError(
+        `${where} must have call(body, idempotencyKey, options) and honoursIdempotencyKey (true or false)`,
+      );
+    if (
+      adapter.timeoutMs !== undefined &&
+      adapter.timeoutMs + EFFECT_MARGIN_MS >= settings.leaseSeconds * 1000
+    )
+      throw new ConfigError(
+        `${where}: timeoutMs ${adapter.timeoutMs} must be shorter than PROCESSING_LEASE_SECONDS (${settings.leaseSeconds} s) by more than ${EFFECT_MARGIN_MS} ms`,
+      );
+  }
+  return { ...adapters };
 }
 
 /** The archive, and the same bucket as Shopify's compliance requests change it (one S3 client). */
@@ -287,11 +347,28 @@ function archiveDeps(bucket: string, forcePathStyle: boolean): Pick<ProcessorDep
   return { archive: new S3PayloadArchive(s3, bucket), compliance: new S3ComplianceStore(s3, bucket) };
 }
 
-/** An HTTP adapter for each configured effect with a URL; one without a URL is not configured. */
-function effectAdapters(effects: ProcessorSettings['effects']): Record<string, EffectAdapter> {
+/**
+ * An HTTP adapter for each configured effect with a URL; one without a URL is not configured. The
+ * adapters share one cache of secret values, so a secret used by several is read once.
+ */
+function effectAdapters(
+  effects: ProcessorSettings['effects'],
+  secrets: SecretReader,
+): Record<string, EffectAdapter> {
   const adapters: Record<string, EffectAdapter> = {};
-  for (const [name, { url, honoursIdempotencyKey, timeoutMs }] of Object.entries(effects)) {
-    if (url !== undefined) adapters[name] = new HttpEffect({ name, url, honoursIdempotencyKey, timeoutMs });
+  const cache = new Map();
+  for (const [name, effect] of Object.entries(effects)) {
+    const { url, honoursIdempotencyKey, timeoutMs, permanentStatuses } = effect;
+    if (url === undefined) continue;
+    const headers = effectHeaderSource(effect.headers, secrets, { cache });
+    adapters[name] = new HttpEffect({
+      name,
+      url,
+      honoursIdempotencyKey,
+      timeoutMs,
+      permanentStatuses,
+      ...(headers ? { headers } : {}),
+    });
   }
   return adapters;
 }

@@ -17,10 +17,12 @@ import {
   FAULT_POINTS,
   FAULT_POINTS_STATE_DIR,
   integer,
+  optionalText,
   parsed,
   type SettingsOf,
 } from '../shared/settings.js';
 import { EFFECT_MARGIN_MS } from '../shared/timing-rules.js';
+import { type EffectHeaderSetting, parseEffectHeaders } from './effect-headers.js';
 import { DEFAULT_EFFECT_TIMEOUT_MS } from './effects.js';
 import { adapterNameProblem, tableNameProblem } from './extension-names.js';
 import type { EffectAdapterName, TableRef } from './types.js';
@@ -33,6 +35,10 @@ export interface EffectSettings {
   readonly honoursIdempotencyKey: boolean;
   /** The longest one call may take (`timeoutSeconds`, whole seconds). @default 5000 */
   readonly timeoutMs: number;
+  /** Headers sent with each call (./effect-headers.ts). @default none */
+  readonly headers: Readonly<Record<string, EffectHeaderSetting>>;
+  /** Answers that fail the event now instead of being retried. @default none */
+  readonly permanentStatuses: readonly number[];
 }
 
 /** The longest an effect's call may be given, whatever the lease: Lambda's own 15-minute cap. */
@@ -85,7 +91,10 @@ function parseBusinessTables(raw: string | undefined): Record<TableRef, string> 
   return tables;
 }
 
-/** `EFFECTS`: `{"<name>": {"url": "https://...", "honoursIdempotencyKey": true, "timeoutSeconds": 5}}`. */
+/**
+ * `EFFECTS`: `{"<name>": {"url": "https://...", "honoursIdempotencyKey": true, "timeoutSeconds": 5,
+ * "headers": {...}, "permanentStatuses": [400, 422]}}`.
+ */
 function parseEffects(raw: string | undefined): Record<EffectAdapterName, EffectSettings> {
   const effects: Record<EffectAdapterName, EffectSettings> = {};
   for (const [name, value] of Object.entries(jsonObject('EFFECTS', raw))) {
@@ -95,11 +104,15 @@ function parseEffects(raw: string | undefined): Record<EffectAdapterName, Effect
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       throw new ConfigError(`${where} must be an object ({"url": ..., "honoursIdempotencyKey": ...})`);
     }
-    const { url, honoursIdempotencyKey, timeoutSeconds } = value as {
+    const { url, honoursIdempotencyKey, timeoutSeconds, headers, permanentStatuses } = value as {
       url?: unknown;
       honoursIdempotencyKey?: unknown;
       timeoutSeconds?: unknown;
+      headers?: unknown;
+      permanentStatuses?: unknown;
     };
+    const statusProblem = permanentStatusesProblem(permanentStatuses);
+    if (statusProblem) throw new ConfigError(`${where}: ${statusProblem}`);
     if (honoursIdempotencyKey !== undefined && typeof honoursIdempotencyKey !== 'boolean') {
       throw new ConfigError(`${where}: honoursIdempotencyKey must be true or false`);
     }
@@ -126,9 +139,25 @@ function parseEffects(raw: string | undefined): Record<EffectAdapterName, Effect
       url: parsedUrl,
       honoursIdempotencyKey: honoursIdempotencyKey === true,
       timeoutMs: typeof timeoutSeconds === 'number' ? timeoutSeconds * 1000 : DEFAULT_EFFECT_TIMEOUT_MS,
+      headers: parseEffectHeaders(where, headers),
+      permanentStatuses: (permanentStatuses as number[] | undefined) ?? [],
     };
   }
   return effects;
+}
+
+/**
+ * Why a `permanentStatuses` list is not one, or undefined. Only 4xx and 5xx answers fail a call
+ * (a 3xx is never followed and always fails, so it may be listed too).
+ */
+export function permanentStatusesProblem(statuses: unknown): string | undefined {
+  if (statuses === undefined) return undefined;
+  if (
+    !Array.isArray(statuses) ||
+    !statuses.every((status) => Number.isInteger(status) && status >= 300 && status <= 599)
+  )
+    return `permanentStatuses must be a list of HTTP statuses from 300 to 599, got ${JSON.stringify(statuses)}`;
+  return undefined;
 }
 
 /**
@@ -167,6 +196,11 @@ const PROCESSOR = defineSettings({
   archiveBucket: ARCHIVE_BUCKET,
   /** Path-style S3 addressing, for S3-compatible local servers. */
   archiveForcePathStyle: ARCHIVE_FORCE_PATH_STYLE,
+  /**
+   * The event queue's DLQ: an event that can never succeed is moved there at once (./failures.ts).
+   * @default unset: such an event is retried until the redrive policy moves it
+   */
+  deadLetterQueueUrl: optionalText('DEAD_LETTER_QUEUE_URL'),
   /**
    * Providers by configuration, as the receiver has them: the processor reads their payloads with
    * the same reader (lambdas/providers/configured.ts; the registry reads the variable when it loads).

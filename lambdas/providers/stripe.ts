@@ -124,31 +124,160 @@ const INTENT_STATUS: Readonly<Record<string, string>> = {
   'payment_intent.canceled': 'canceled',
 };
 
+/** A customer, a price and a subscription the billing samples share. */
+const BILLING = {
+  customer: 'cus_NffrFeUfNV2Hib',
+  price: 'price_1MowQULkdIwHu7ixraBm864M',
+  product: 'prod_NWjs8kKbJWmuuc',
+  amount: 2000,
+  currency: 'usd',
+  /** A monthly period, in seconds. */
+  period: 30 * 24 * 3600,
+} as const;
+
+/**
+ * An invoice of a subscription cycle (https://docs.stripe.com/api/invoices/object), as the
+ * 2024-06-20 API version sends it: `subscription` at the top level; the invoice's `period_*` is the
+ * usage period just ended, its subscription line's `period` the one billed in advance (starting now).
+ * `invoice.paid` has it `paid`; `invoice.payment_failed` leaves it `open`, attempted once, with the
+ * next attempt scheduled.
+ */
+function invoice(type: string, options: DevSampleOptions) {
+  const paid = type !== 'invoice.payment_failed';
+  const periodEnd = options.nowSeconds;
+  const periodStart = periodEnd - BILLING.period;
+  const billed = { start: periodEnd, end: periodEnd + BILLING.period };
+  const subscription = `sub_${randomHex(12)}`;
+  return {
+    id: options.objectId ?? `in_${randomHex(12)}`,
+    object: 'invoice',
+    customer: BILLING.customer,
+    customer_email: 'jenny.rosen@example.com',
+    subscription,
+    status: paid ? 'paid' : 'open',
+    paid,
+    billing_reason: 'subscription_cycle',
+    collection_method: 'charge_automatically',
+    currency: BILLING.currency,
+    amount_due: BILLING.amount,
+    amount_paid: paid ? BILLING.amount : 0,
+    amount_remaining: paid ? 0 : BILLING.amount,
+    attempt_count: 1,
+    attempted: true,
+    next_payment_attempt: paid ? null : options.nowSeconds + 3 * 24 * 3600,
+    period_start: periodStart,
+    period_end: periodEnd,
+    created: options.nowSeconds,
+    lines: {
+      object: 'list',
+      data: [
+        {
+          id: `il_${randomHex(12)}`,
+          object: 'line_item',
+          amount: BILLING.amount,
+          currency: BILLING.currency,
+          description: '1 × Pro (at $20.00 / month)',
+          period: billed,
+          price: {
+            id: BILLING.price,
+            object: 'price',
+            product: BILLING.product,
+            unit_amount: BILLING.amount,
+          },
+          quantity: 1,
+          subscription,
+          type: 'subscription',
+        },
+      ],
+      has_more: false,
+      total_count: 1,
+    },
+  };
+}
+
+/**
+ * A subscription (https://docs.stripe.com/api/subscriptions/object). `updated`: still `active`,
+ * set to cancel at the period's end (the event's `previous_attributes` say what changed);
+ * `deleted`: `canceled`, ended now.
+ */
+function subscription(type: string, options: DevSampleOptions) {
+  const deleted = type === 'customer.subscription.deleted';
+  const start = options.nowSeconds - 10 * 24 * 3600;
+  const id = options.objectId ?? `sub_${randomHex(12)}`;
+  return {
+    id,
+    object: 'subscription',
+    customer: BILLING.customer,
+    status: deleted ? 'canceled' : 'active',
+    cancel_at_period_end: !deleted,
+    cancel_at: deleted ? null : start + BILLING.period,
+    canceled_at: options.nowSeconds,
+    ended_at: deleted ? options.nowSeconds : null,
+    collection_method: 'charge_automatically',
+    currency: BILLING.currency,
+    current_period_start: start,
+    current_period_end: start + BILLING.period,
+    start_date: start,
+    latest_invoice: `in_${randomHex(12)}`,
+    items: {
+      object: 'list',
+      data: [
+        {
+          id: `si_${randomHex(8)}`,
+          object: 'subscription_item',
+          price: {
+            id: BILLING.price,
+            object: 'price',
+            product: BILLING.product,
+            unit_amount: BILLING.amount,
+            currency: BILLING.currency,
+            recurring: { interval: 'month', interval_count: 1 },
+          },
+          quantity: 1,
+          subscription: id,
+        },
+      ],
+      has_more: false,
+      total_count: 1,
+    },
+  };
+}
+
+/** The data object of an event of `type`: a charge, a payment intent, an invoice, a subscription, else a customer. */
+function dataObject(
+  type: string,
+  options: DevSampleOptions,
+): Readonly<Record<string, unknown>> & { readonly id: string } {
+  const intentId = options.objectId ?? `pi_${randomHex(12)}`;
+  if (type.startsWith('charge.'))
+    return {
+      id: `ch_${randomHex(12)}`,
+      object: 'charge',
+      payment_intent: intentId,
+      amount: 2000,
+      amount_refunded: 2000,
+      refunded: true,
+      currency: 'usd',
+    };
+  if (type.startsWith('payment_intent.'))
+    return {
+      id: intentId,
+      object: 'payment_intent',
+      amount: 2000,
+      amount_received: type === 'payment_intent.succeeded' ? 2000 : 0,
+      currency: 'usd',
+      status: INTENT_STATUS[type] ?? 'requires_action',
+      receipt_email: 'jenny.rosen@example.com',
+      customer: 'cus_NffrFeUfNV2Hib',
+    };
+  if (type.startsWith('invoice.')) return invoice(type, options);
+  if (type.startsWith('customer.subscription.')) return subscription(type, options);
+  return { id: `cus_${randomHex(8)}`, object: 'customer', email: 'jenny.rosen@example.com' };
+}
+
 /** An event in the documented shape (https://docs.stripe.com/api/events/object), compact JSON as Stripe sends. */
 function sample(type: string, options: DevSampleOptions): DevSample {
-  const intentId = options.objectId ?? `pi_${randomHex(12)}`;
-  const object = type.startsWith('charge.')
-    ? {
-        id: `ch_${randomHex(12)}`,
-        object: 'charge',
-        payment_intent: intentId,
-        amount: 2000,
-        amount_refunded: 2000,
-        refunded: true,
-        currency: 'usd',
-      }
-    : type.startsWith('payment_intent.')
-      ? {
-          id: intentId,
-          object: 'payment_intent',
-          amount: 2000,
-          amount_received: type === 'payment_intent.succeeded' ? 2000 : 0,
-          currency: 'usd',
-          status: INTENT_STATUS[type] ?? 'requires_action',
-          receipt_email: 'jenny.rosen@example.com',
-          customer: 'cus_NffrFeUfNV2Hib',
-        }
-      : { id: `cus_${randomHex(8)}`, object: 'customer', email: 'jenny.rosen@example.com' };
+  const object = dataObject(type, options);
   const event = {
     id: options.eventId ?? `evt_${randomHex(12)}`,
     object: 'event',
@@ -157,7 +286,13 @@ function sample(type: string, options: DevSampleOptions): DevSample {
     livemode: false,
     pending_webhooks: 1,
     type,
-    data: { object },
+    data: {
+      object,
+      // An `*.updated` event names the fields that changed, with their values before.
+      ...(type === 'customer.subscription.updated'
+        ? { previous_attributes: { cancel_at_period_end: false, cancel_at: null, canceled_at: null } }
+        : {}),
+    },
   };
   return {
     body: JSON.stringify(event),
@@ -197,6 +332,11 @@ export const stripeProvider = defineProvider({
       'payment_intent.payment_failed',
       'charge.refunded',
       'customer.created',
+      // Billing: keyed by event id (the default rule), as every type but payment_intent.*.
+      'invoice.paid',
+      'invoice.payment_failed',
+      'customer.subscription.updated',
+      'customer.subscription.deleted',
     ],
     sample,
     sign,

@@ -14,6 +14,9 @@ export const FAULT_POINT_NAMES = [
   'processor.afterClaim',
   'processor.crashAfterClaim',
   'processor.afterState',
+  // An event failing now (lambdas/processor/failures.ts): its claim is FAILED, its message not yet
+  // moved to the DLQ.
+  'processor.failNow',
   // After each archive object a Shopify compliance request has scanned (lambdas/processor/compliance.ts).
   'compliance.afterObject',
   // A deferred redaction's event is DONE and back in the sweeper's index, its body not yet removed

@@ -9,6 +9,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { toEnvironment } from '../../lambdas/processor/settings.js';
@@ -27,6 +28,42 @@ import { WebhookFunction, type WebhookFunctionCode } from './webhook-function.js
  * flight). https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html
  */
 export const VISIBILITY_TIMEOUT_FACTOR = 6;
+
+/**
+ * A header an effect adapter sends: a plain value, which is written in the template (an API version,
+ * never a credential), or a Secrets Manager secret's value, read by the processor at run time, so
+ * only the secret's ARN is in the template (lambdas/processor/effect-headers.ts).
+ */
+export class EffectHeader {
+  /** A value written in the template as it is: not for credentials. */
+  static plain(value: string): EffectHeader {
+    return new EffectHeader({ kind: 'plain', value });
+  }
+
+  /**
+   * The secret's value (trimmed), or one string field of its JSON (`jsonField`), after `prefix`
+   * (`'Bearer '`). The processor is granted read access to the secret; it caches the value for five
+   * minutes and reads it again after a 401 or 403 answer (a rotation).
+   */
+  static fromSecret(
+    secret: secretsmanager.ISecret,
+    options: { readonly jsonField?: string; readonly prefix?: string } = {},
+  ): EffectHeader {
+    return new EffectHeader({ kind: 'secret', secret, ...options });
+  }
+
+  private constructor(
+    /** @internal */
+    readonly source:
+      | { readonly kind: 'plain'; readonly value: string }
+      | {
+          readonly kind: 'secret';
+          readonly secret: secretsmanager.ISecret;
+          readonly jsonField?: string;
+          readonly prefix?: string;
+        },
+  ) {}
+}
 
 /** One effect adapter of the processor: an HTTP service its appliers call (lambdas/processor/effects.ts). */
 export interface WebhookEffect {
@@ -49,6 +86,41 @@ export interface WebhookEffect {
    * @default Duration.seconds(5)
    */
   readonly timeout?: Duration;
+  /**
+   * Headers sent with each call, besides `content-type` and `idempotency-key` (which the adapter
+   * sets itself): a string or `EffectHeader.plain(...)` is written in the template as it is;
+   * `EffectHeader.fromSecret(secret, { prefix: 'Bearer ' })` is read from Secrets Manager at run
+   * time. Locally (`webhooks local`), a secret's value comes from `EFFECT_SECRET_<ADAPTER>` or a
+   * development value (docs/processor.md, "Effects").
+   * @default none
+   */
+  readonly headers?: Readonly<Record<string, string | EffectHeader>>;
+  /**
+   * Statuses that mean the request can never succeed (a 400 or 422 for a body the service will
+   * always refuse, a 404 for a record deleted upstream): the event then fails at once, its claim
+   * FAILED and its message moved to the DLQ, instead of being retried `maxReceiveCount` times.
+   * @default none: every failed call is retried
+   */
+  readonly permanentStatuses?: readonly number[];
+}
+
+/** The header as `EFFECTS` carries it (lambdas/processor/effect-headers.ts). */
+function headerSetting(header: string | EffectHeader): Record<string, string> {
+  if (typeof header === 'string') return { value: header };
+  const { source } = header;
+  if (source.kind === 'plain') return { value: source.value };
+  return {
+    secretArn: source.secret.secretArn,
+    ...(source.jsonField === undefined ? {} : { jsonField: source.jsonField }),
+    ...(source.prefix === undefined ? {} : { prefix: source.prefix }),
+  };
+}
+
+/** The secrets an effect's headers read (each granted to the processor). */
+export function effectSecrets(effect: WebhookEffect): secretsmanager.ISecret[] {
+  return Object.values(effect.headers ?? {}).flatMap((header) =>
+    typeof header !== 'string' && header.source.kind === 'secret' ? [header.source.secret] : [],
+  );
 }
 
 export interface EventProcessorProps {
@@ -148,6 +220,19 @@ export class EventProcessor extends Construct {
                   ...(effect.url === undefined ? {} : { url: effect.url }),
                   honoursIdempotencyKey: effect.honoursIdempotencyKey ?? false,
                   ...(effect.timeout === undefined ? {} : { timeoutSeconds: effect.timeout.toSeconds() }),
+                  ...(effect.headers === undefined
+                    ? {}
+                    : {
+                        headers: Object.fromEntries(
+                          Object.entries(effect.headers).map(([header, value]) => [
+                            header.toLowerCase(),
+                            headerSetting(value),
+                          ]),
+                        ),
+                      }),
+                  ...(effect.permanentStatuses === undefined
+                    ? {}
+                    : { permanentStatuses: [...effect.permanentStatuses] }),
                 },
               ]),
             ),
@@ -158,6 +243,8 @@ export class EventProcessor extends Construct {
           // Claims outlive the DLQ's copy of their message (lambdas/shared/claim-retention.ts).
           claimRetentionSeconds: this.claimRetention.toSeconds(),
           archiveBucket: props.archiveBucket.bucketName,
+          // An event that can never succeed is moved here at once (lambdas/processor/failures.ts).
+          deadLetterQueueUrl: this.deadLetterQueue.queueUrl,
           hmacProviders: props.hmacProviders,
         }),
         POWERTOOLS_SERVICE_NAME: PROCESSOR_SERVICE,
@@ -221,6 +308,12 @@ export class EventProcessor extends Construct {
         COMPLIANCE_PREFIX,
       );
     }
+
+    // An event that can never succeed is sent to the DLQ by the processor itself.
+    this.deadLetterQueue.grantSendMessages(processor.role);
+    // The secrets effect headers read (each secret only; its key too when it has its own).
+    for (const secret of Object.values(props.effects).flatMap(effectSecrets))
+      secret.grantRead(processor.role);
 
     // Grants the poller's SQS actions on this queue only (Receive, Delete, ChangeVisibility, ...).
     this.processor.addEventSource(

@@ -95,6 +95,14 @@ export interface WebhookAlarmThresholds {
   readonly processingLag?: Duration;
   /** Processor invocation errors (whole batches failing) per 5 minutes. @default 1 */
   readonly processorErrors?: number;
+  /**
+   * Events completed as `unhandled` (no applier for their provider and type) per 5 minutes, when
+   * the stack has a processor of its own (`processorEntry`). A misspelt provider or event type key
+   * makes every such event unhandled; a type you subscribe to on purpose and ignore should have an
+   * applier that says so (`ignoreEvent` from `idempotent-webhook-receiver/processor`).
+   * @default 1
+   */
+  readonly unhandledEvents?: number;
 }
 
 export interface WebhookAlarmsProps {
@@ -102,6 +110,11 @@ export interface WebhookAlarmsProps {
   /** The API's access log: oversized deliveries are counted from it. @default no oversized alarm */
   readonly accessLogGroup?: logs.ILogGroup;
   readonly processor: lambda.IFunction;
+  /**
+   * Whether events completed as `unhandled` are alarmed: on for a processor of the app's own (with
+   * appliers), off for the default processor (which handles nothing on purpose). @default false
+   */
+  readonly alarmUnhandled?: boolean;
   /** The claim sweeper: its StuckClaims gauge and its errors are alarmed. @default no sweeper alarms */
   readonly sweeper?: lambda.IFunction;
   /** How often the sweeper runs: the StuckClaims alarm's period is at least this. @default Duration.minutes(5) */
@@ -128,6 +141,7 @@ const DEFAULTS = {
   clientErrorRate: 0.2,
   invalidSignatureRatio: 0.2,
   invalidSignatureMinDeliveries: 5,
+  unhandledEvents: 1,
   deadLetterMaxAge: Duration.hours(1),
   processingLag: Duration.minutes(5),
   processorErrors: 1,
@@ -336,6 +350,25 @@ export function alarmDefinitions(props: WebhookAlarmsProps): AlarmDefinition[] {
       treatMissingData: NOT_BREACHING,
     },
   );
+  if (props.alarmUnhandled === true) {
+    definitions.push({
+      id: 'UnhandledEvents',
+      severity: 'warning',
+      summary:
+        'Events were completed as unhandled: no applier is registered for their provider and event type.',
+      runbook:
+        'The processor log says which ("no business applier for this event type": provider, eventType, key). ' +
+        'A misspelt provider or event-type key in createProcessor({ appliers }) makes every such event unhandled: ' +
+        'fix the key, deploy, and replay the events (`webhooks replay <provider> <event-id> --force`). A type ' +
+        'the endpoint receives on purpose and ignores: register `ignoreEvent` for it, or unsubscribe it at the provider.',
+      metric: processorTotalMetric(ProcessorMetric.Unhandled, { period: FIVE_MINUTES }),
+      threshold: t.unhandledEvents ?? DEFAULTS.unhandledEvents,
+      comparisonOperator: GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      // Emitted only when an event is unhandled: no data is none.
+      treatMissingData: NOT_BREACHING,
+    });
+  }
   if (props.sweeper) definitions.push(...sweeperAlarms(props.sweeper, props.sweepInterval ?? FIVE_MINUTES));
   return definitions;
 }

@@ -56,7 +56,7 @@ describe('the webhooks bin', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr.trim()).toBe(
-      `webhooks: no outputs file at ${missingOutputs}: start the local stack with npm start, or pass --stack NAME`,
+      `webhooks: no outputs file at ${missingOutputs}: start the local stack with npx webhooks local (npm start in the repository), or pass --stack NAME`,
     );
   });
 

@@ -8,6 +8,8 @@
  * DLQ, and then their faults are used up: that is the "fix" before the redrive.
  */
 import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -256,7 +258,12 @@ describe('webhooks CLI on the local stack', () => {
       'verdict: claimed once: 2 deliveries of one key, 1 duplicate absorbed by the claim',
     );
     expect(text.stdout).toMatch(/deliveries +2/);
-    expect(text.stdout).toMatch(/payments +stripe:platform:pi_cli_dup +succeeded +2000/);
+    // The row as stored: the application's attributes by name, then the processor's guard.
+    expect(text.stdout).toMatch(/\n {4}payments {2}stripe:platform:pi_cli_dup\n {6}account +platform\n/);
+    expect(text.stdout).toMatch(/\n {6}amount +2000\n/);
+    expect(text.stdout).toMatch(
+      /\n {6}status +succeeded\n {6}lastEventId +evt_cli_dup\n {6}lastEventCreated +\d+ \(\d{4}-/,
+    );
 
     const missing = await webhooks('inspect', 'stripe', 'evt_cli_never', '--json');
     expect(missing.code).toBe(1);
@@ -655,4 +662,79 @@ describe('webhooks CLI on the local stack', () => {
       ['mailer', false],
     ]);
   });
+
+  it('send --file posts your own event byte for byte (--dup 2: accepted, then duplicate), and inspect shows the row it wrote', async () => {
+    // Pretty-printed with CRLF ends and non-ASCII text: bytes a re-serialisation would change.
+    const body =
+      '{\r\n  "id": "evt_cli_file",\r\n  "object": "event",\r\n  "type": "payment_intent.succeeded",\r\n' +
+      `  "created": ${Math.floor(Date.now() / 1000)},\r\n` +
+      '  "data": {"object": {"id": "pi_cli_file", "object": "payment_intent", "amount": 4200,\r\n' +
+      '    "amount_received": 4200, "currency": "eur", "status": "succeeded", "description": "Café ☕"}}\r\n}\r\n';
+    const file = join(mkdtempSync(join(tmpdir(), 'webhooks-send-file-')), 'event.json');
+    writeFileSync(file, body);
+    const report = await json<{
+      ok: boolean;
+      summary: string;
+      event: Record<string, unknown>;
+      body: { bytes: number };
+      deliveries: Array<{ status: number; outcome: string; key: string }>;
+      effects: { entries: Array<{ service: string; replay: boolean }> };
+    }>('send', 'stripe', '--file', file, '--dup', '2');
+    const key = 'stripe:platform:pi_cli_file:payment_intent.succeeded';
+    expect(report).toMatchObject({
+      ok: true,
+      event: { eventId: 'evt_cli_file', eventType: 'payment_intent.succeeded', objectId: 'pi_cli_file' },
+      body: { bytes: Buffer.byteLength(body) },
+    });
+    expect(report.deliveries.map((d) => [d.status, d.outcome, d.key])).toEqual([
+      [200, 'accepted', key],
+      [200, 'duplicate', key],
+    ]);
+    expect(report.effects.entries.map((e) => [e.service, e.replay])).toEqual([
+      ['ledger', false],
+      ['mailer', false],
+    ]);
+    const done = await claimIn(key, 'DONE');
+    expect(done).toMatchObject({ outcome: 'applied', deliveries: 2 });
+    // The archive holds the body the receiver verified: the file's bytes.
+    const object = await s3.send(
+      new GetObjectCommand({ Bucket: outputs.ArchiveBucketName, Key: String(done.archiveKey) }),
+    );
+    const archived = eventIn(
+      parseArchive((await object.Body?.transformToString('utf8')) ?? '', 'the object'),
+      key,
+      'the object',
+    );
+    expect(archived.body).toBe(body);
+
+    const inspected = await webhooks('inspect', '--key', key);
+    expect(inspected.code, inspected.stderr).toBe(0);
+    expect(inspected.stdout).toContain('rows: 1 written');
+    expect(inspected.stdout).toMatch(/\n {6}amount +4200\n/);
+    expect(inspected.stdout).toMatch(/\n {6}currency +eur\n/);
+    expect(inspected.stdout).toMatch(/\n {6}lastEventId +evt_cli_file\n/);
+  }, 60_000);
+
+  it('send stripe invoice.paid: the billing sample is keyed by its event id; a body without an id is refused, nothing posted', async () => {
+    const report = await json<{
+      ok: boolean;
+      deliveries: Array<{ status: number; outcome: string; key: string }>;
+    }>('send', 'stripe', 'invoice.paid', '--id', 'evt_cli_invoice');
+    expect(report.ok).toBe(true);
+    expect(report.deliveries.map((d) => [d.status, d.outcome, d.key])).toEqual([
+      [200, 'accepted', 'stripe:platform:evt_cli_invoice'],
+    ]);
+    // The example app has no applier for invoices: acknowledged, completed as unhandled.
+    expect(await claimIn('stripe:platform:evt_cli_invoice', 'DONE')).toMatchObject({ outcome: 'unhandled' });
+
+    const refused = await webhooks(
+      'send',
+      'stripe',
+      '--body',
+      '{"type":"invoice.paid","data":{"object":{}}}',
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toMatch(/^webhooks: --body has no event id: Stripe reads it from payload `id`/);
+  }, 60_000);
 });

@@ -14,9 +14,13 @@ import {
 } from '../../examples/payments/appliers/index.js';
 import { exampleEffectAdapters } from '../../examples/payments/effects.js';
 import type { ProcessorDeps } from '../../lambdas/processor/core.js';
-import { createProcessorHandler, type ProcessorHandler } from '../../lambdas/processor/runtime.js';
+import {
+  createProcessorHandler,
+  type ProcessorHandler,
+  sqsDeadLetters,
+} from '../../lambdas/processor/runtime.js';
 import { StateStore } from '../../lambdas/processor/state-store.js';
-import type { ApplierRegistry, TableRef } from '../../lambdas/processor/types.js';
+import type { EffectAdapter, RuntimeApplierRegistry, TableRef } from '../../lambdas/processor/types.js';
 import { CLAIM_RETENTION_DEFAULT_SECONDS } from '../../lambdas/shared/claim-retention.js';
 import { faultInjector } from '../../lambdas/shared/faults.js';
 import { METRIC_NAMESPACE } from '../../lambdas/shared/metric-names.js';
@@ -42,11 +46,18 @@ export interface PipelineOptions {
   readonly visibilityTimeoutSeconds?: number;
   readonly leaseSeconds?: number;
   readonly faultPoints?: string;
-  readonly appliers?: ApplierRegistry;
+  readonly appliers?: RuntimeApplierRegistry;
   /** The example's HTTP adapters' timeout. @default 5000 */
   readonly effectTimeoutMs?: number;
   /** Serve Shopify's compliance topics on the archive bucket, as the stack does. @default false */
   readonly compliance?: boolean;
+  /** Adapters of the app's own, besides the example's HTTP ones. @default none */
+  readonly adapters?: Readonly<Record<string, EffectAdapter>>;
+  /**
+   * Move an event that can never succeed to the DLQ at once, as the stack's processor does
+   * (`DEAD_LETTER_QUEUE_URL`). @default true
+   */
+  readonly deadLetters?: boolean;
 }
 
 export interface PipelineHarness {
@@ -111,10 +122,14 @@ export async function createPipelineHarness(options: PipelineOptions = {}): Prom
     leaseSeconds: options.leaseSeconds ?? 30,
     maxReceiveCount,
     claimRetentionSeconds: CLAIM_RETENTION_DEFAULT_SECONDS,
-    effects: exampleEffectAdapters(
-      sink.urlOf,
-      options.effectTimeoutMs === undefined ? {} : { timeoutMs: options.effectTimeoutMs },
-    ),
+    effects: {
+      ...exampleEffectAdapters(
+        sink.urlOf,
+        options.effectTimeoutMs === undefined ? {} : { timeoutMs: options.effectTimeoutMs },
+      ),
+      ...options.adapters,
+    },
+    ...(options.deadLetters === false ? {} : { deadLetters: sqsDeadLetters(queues.dlqUrl, receiver.sqs) }),
     ...(faultPoint ? { faultPoint } : {}),
     archive: receiver.archive,
     ...(options.compliance ? { compliance: new S3ComplianceStore(s3, archiveBucket) } : {}),

@@ -217,10 +217,10 @@ describe('webhook alarms', () => {
     });
   });
 
-  it('creates 3 alarms per provider (GitHub, Twilio and Discord 2: no duplicate-ratio-low) and 11 for the pipeline', () => {
+  it('creates 3 alarms per provider (GitHub, Twilio and Discord 2: no duplicate-ratio-low) and 12 for the pipeline (the example has a processor of its own: UnhandledEvents)', () => {
     const withoutRatioLow = PROVIDER_LIST.filter((p) => !p.alarms.duplicateRatioLow).map((p) => p.id);
     expect(withoutRatioLow).toEqual(['github', 'twilio', 'discord']);
-    expect(Object.keys(alarms)).toHaveLength(3 * PROVIDER_LIST.length - withoutRatioLow.length + 11);
+    expect(Object.keys(alarms)).toHaveLength(3 * PROVIDER_LIST.length - withoutRatioLow.length + 12);
   });
 
   it('counts throttled (429) deliveries from the access log and alarms on the first; 4xx by rate', () => {

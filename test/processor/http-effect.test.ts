@@ -253,3 +253,107 @@ describe('HttpEffect', () => {
     });
   });
 });
+
+describe('HttpEffect: headers, permanent answers and the response', () => {
+  /** A server that records each request's headers and answers `status` with `body`. */
+  async function recording(status: number, body: string, contentType = 'application/json') {
+    const seen: IncomingMessage['headers'][] = [];
+    const url = await serve((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        seen.push(request.headers);
+        response.writeHead(status, { 'content-type': contentType, 'x-request-id': 'req_1' }).end(body);
+      });
+    });
+    return { url, seen };
+  }
+
+  it('sends the configured headers with its own, which a configured header cannot replace', async () => {
+    const { url, seen } = await recording(200, '{}');
+    const effect = new HttpEffect({
+      name: 'crm',
+      url,
+      headers: {
+        headers: async () => ({ authorization: 'Bearer tok_123', 'x-api-version': '2024-06-01' }),
+      },
+    });
+    await effect.call({ a: 1 }, 'key-1');
+    expect(seen[0]).toMatchObject({
+      authorization: 'Bearer tok_123',
+      'x-api-version': '2024-06-01',
+      'idempotency-key': 'key-1',
+      'content-type': 'application/json',
+    });
+  });
+
+  it('hands back the status, the headers and the parsed JSON body of a 2xx answer', async () => {
+    const { url } = await recording(201, '{"id":"crm_42","created":true}');
+    const response = await new HttpEffect({ name: 'crm', url }).call({}, 'key-1');
+    expect(response.status).toBe(201);
+    expect(response.body).toEqual({ id: 'crm_42', created: true });
+    expect(response.headers['x-request-id']).toBe('req_1');
+  });
+
+  it('hands back a body that is not JSON as text, and none for an empty body', async () => {
+    const text = await recording(200, 'queued', 'text/plain');
+    expect((await new HttpEffect({ name: 'crm', url: text.url }).call({}, 'k')).body).toBe('queued');
+    server?.closeAllConnections();
+    server?.close();
+    const empty = await recording(204, '');
+    expect((await new HttpEffect({ name: 'crm', url: empty.url }).call({}, 'k')).body).toBeUndefined();
+  });
+
+  it('marks an answer among permanentStatuses permanent, and any other failure not', async () => {
+    const refused = await recording(422, '{"error":"invalid email"}');
+    const effect = new HttpEffect({ name: 'crm', url: refused.url, permanentStatuses: [400, 422] });
+    const error = await failureOf(effect);
+    expect(error).toMatchObject({ permanent: true, performed: 'no', status: 422 });
+    expect(error?.message).toMatch(/crm answered 422 \(a permanent failure\)/);
+    // The same answer from an adapter that does not list it is retried as before.
+    const plain = await failureOf(new HttpEffect({ name: 'crm', url: refused.url }));
+    expect(plain).toMatchObject({ permanent: false, performed: 'no', status: 422 });
+  });
+
+  it('keeps "may have acted" for a permanent 5xx', async () => {
+    const { url } = await recording(501, 'not implemented');
+    const error = await failureOf(new HttpEffect({ name: 'crm', url, permanentStatuses: [501] }));
+    expect(error).toMatchObject({ permanent: true, performed: 'unknown' });
+  });
+
+  it('makes no call, and says so, when its headers cannot be read', async () => {
+    const { url, seen } = await recording(200, '{}');
+    const effect = new HttpEffect({
+      name: 'crm',
+      url,
+      headers: {
+        headers: async () => {
+          throw new Error('secret arn:crm could not be read: AccessDeniedException');
+        },
+      },
+    });
+    const error = await failureOf(effect);
+    expect(error).toMatchObject({ performed: 'no', permanent: false });
+    expect(error?.message).toMatch(/crm: its headers could not be read .*AccessDeniedException.*not made/);
+    expect(seen).toEqual([]);
+  });
+
+  it('asks its headers to refresh after a 401 or 403, and not after another refusal', async () => {
+    for (const [status, refreshes] of [
+      [401, 1],
+      [403, 1],
+      [400, 0],
+    ] as const) {
+      const { url } = await recording(status, '{}');
+      let refreshed = 0;
+      const effect = new HttpEffect({
+        name: 'crm',
+        url,
+        headers: { headers: async () => ({ authorization: 'Bearer old' }), refresh: () => refreshed++ },
+      });
+      await failureOf(effect);
+      expect(refreshed, `after ${status}`).toBe(refreshes);
+      server?.closeAllConnections();
+      server?.close();
+    }
+  });
+});

@@ -491,7 +491,7 @@ describe('processor: crashes and retries', () => {
     expect(result).toMatchObject({ kind: 'done', outcome: 'unhandled', unresumed: [] });
     expect(lines).toEqual([
       {
-        level: 'info',
+        level: 'warn',
         message: 'no business applier for this event type; completing it as unhandled',
         details: { key: accepted.key, provider: 'stripe', eventType: 'customer.created' },
       },

@@ -187,8 +187,20 @@ describe('processor settings', () => {
         EFFECTS: '{"ledger":{"url":"http://127.0.0.1:9/ledger","honoursIdempotencyKey":true},"mailer":{}}',
       }).effects,
     ).toEqual({
-      ledger: { url: 'http://127.0.0.1:9/ledger', honoursIdempotencyKey: true, timeoutMs: 5_000 },
-      mailer: { url: undefined, honoursIdempotencyKey: false, timeoutMs: 5_000 },
+      ledger: {
+        url: 'http://127.0.0.1:9/ledger',
+        honoursIdempotencyKey: true,
+        timeoutMs: 5_000,
+        headers: {},
+        permanentStatuses: [],
+      },
+      mailer: {
+        url: undefined,
+        honoursIdempotencyKey: false,
+        timeoutMs: 5_000,
+        headers: {},
+        permanentStatuses: [],
+      },
     });
   });
 

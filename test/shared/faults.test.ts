@@ -111,7 +111,7 @@ describe('fault points', () => {
       'processor.afterState:1x',
     ]) {
       expect(() => parseFaultPoints(entry)).toThrow(
-        `FAULT_POINTS entry ${JSON.stringify(entry)} is not point[@match][:count] with a point among receiver.afterClaim, receiver.afterPayloadStored, processor.beforeClaim, processor.afterClaim, processor.crashAfterClaim, processor.afterState, compliance.afterObject, compliance.afterDone, or an effect's processor.before<Effect>, processor.before<Effect>Marker, processor.after<Effect>`,
+        `FAULT_POINTS entry ${JSON.stringify(entry)} is not point[@match][:count] with a point among receiver.afterClaim, receiver.afterPayloadStored, processor.beforeClaim, processor.afterClaim, processor.crashAfterClaim, processor.afterState, processor.failNow, compliance.afterObject, compliance.afterDone, or an effect's processor.before<Effect>, processor.before<Effect>Marker, processor.after<Effect>`,
       );
     }
   });

@@ -3,7 +3,7 @@
  * `dateCreated` and, in the same second, by the payment lifecycle below.
  */
 
-import type { Applier } from '../../../lambdas/processor/sdk/index.js';
+import type { AppApplier } from '../../../lambdas/processor/sdk/index.js';
 import {
   composeRank,
   joinKey,
@@ -13,6 +13,7 @@ import {
   progressionRank,
   str,
 } from '../../../lambdas/processor/sdk/index.js';
+import type { ExampleApp } from '../app-types.js';
 
 export const ASAAS_PAYMENT_RANK: Readonly<Record<string, number>> = {
   PAYMENT_CREATED: 1,
@@ -59,7 +60,7 @@ export function asaasPaymentRank(eventType: string, payment: Readonly<Record<str
   ]);
 }
 
-export const asaasPayment: Applier = {
+export const asaasPayment: AppApplier<ExampleApp, 'asaas'> = {
   async plan(event, context) {
     const payment = obj(event.payload.payment);
     const paymentId = str(payment?.id);

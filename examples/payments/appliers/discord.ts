@@ -8,8 +8,9 @@
  * https://discord.com/developers/docs/interactions/receiving-and-responding
  */
 
-import type { Applier } from '../../../lambdas/processor/sdk/index.js';
+import type { AppApplier } from '../../../lambdas/processor/sdk/index.js';
 import { id, joinKey, obj, planRowWrite, str } from '../../../lambdas/processor/sdk/index.js';
+import type { ExampleApp } from '../app-types.js';
 
 /** The interaction's time from its snowflake id: whole seconds, and the millisecond within it. */
 function snowflakeOrder(interactionId: string): { at: number; rank: number } | undefined {
@@ -22,7 +23,7 @@ function snowflakeOrder(interactionId: string): { at: number; rank: number } | u
 const userOf = (payload: Record<string, unknown>): string | undefined =>
   id(obj(obj(payload.member)?.user)?.id) ?? id(obj(payload.user)?.id);
 
-export const discordCommand: Applier = {
+export const discordCommand: AppApplier<ExampleApp, 'discord'> = {
   async plan(event, context) {
     const data = obj(event.payload.data);
     const order = snowflakeOrder(event.eventId);
@@ -45,7 +46,7 @@ export const discordCommand: Applier = {
   },
 };
 
-export const discordMessageDecision: Applier = {
+export const discordMessageDecision: AppApplier<ExampleApp, 'discord'> = {
   async plan(event, context) {
     const messageId = id(obj(event.payload.message)?.id);
     const choice = str(obj(event.payload.data)?.custom_id);

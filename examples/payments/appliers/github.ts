@@ -3,7 +3,7 @@
  * (`github:<hook target>:ref:<repository id>:<ref>`), ordered by the repository's `pushed_at`.
  */
 
-import type { Applier } from '../../../lambdas/processor/sdk/index.js';
+import type { AppApplier } from '../../../lambdas/processor/sdk/index.js';
 import {
   guardAttributes,
   id,
@@ -14,6 +14,7 @@ import {
   obj,
   str,
 } from '../../../lambdas/processor/sdk/index.js';
+import type { ExampleApp } from '../app-types.js';
 
 export function refRowKey(account: string, repositoryId: string, ref: string): string {
   return joinKey(['github', account, 'ref', repositoryId, ref]);
@@ -36,7 +37,7 @@ export function pushRank(
   return row[names.at] === pushedAt && typeof rank === 'number' ? rank + 1 : 0;
 }
 
-export const githubPush: Applier = {
+export const githubPush: AppApplier<ExampleApp, 'github'> = {
   async plan(event, context) {
     const repository = obj(event.payload.repository);
     const repositoryId = id(repository?.id);

@@ -4,6 +4,7 @@
  * `unhandled`.
  */
 import type { ApplierRegistry } from '../../../lambdas/processor/sdk/index.js';
+import type { ExampleApp } from '../app-types.js';
 import { asaasPayment } from './asaas.js';
 import { discordCommand, discordMessageDecision } from './discord.js';
 import { githubPush } from './github.js';
@@ -15,7 +16,7 @@ import { standardInvoice } from './standard.js';
 import { stripeChargeRefunded, stripePaymentIntent } from './stripe.js';
 import { twilioMessage } from './twilio.js';
 
-export const EXAMPLE_APPLIERS: ApplierRegistry = {
+export const EXAMPLE_APPLIERS: ApplierRegistry<ExampleApp> = {
   stripe: {
     'payment_intent.*': stripePaymentIntent,
     'charge.refunded': stripeChargeRefunded,
@@ -53,15 +54,4 @@ export const EXAMPLE_APPLIERS: ApplierRegistry = {
   },
 };
 
-/**
- * The effect adapters the example's appliers call: a ledger that honours `Idempotency-Key` (a repeat
- * returns the first posting) and a mailer that does not (a repeat is a second email). Locally both
- * are the effects sink (`LocalEffectsUrl`); deployed, give each a `url`.
- */
-export const EXAMPLE_EFFECTS = {
-  ledger: { honoursIdempotencyKey: true },
-  mailer: { honoursIdempotencyKey: false },
-} as const;
-
-/** The example's business tables, by the names its appliers use. */
-export const EXAMPLE_TABLES = ['payments', 'orders', 'resources'] as const;
+export { EXAMPLE_EFFECTS, EXAMPLE_TABLES } from '../app-types.js';

@@ -5,14 +5,15 @@
  * the same second a completed check outranks any other state, so it never goes back.
  */
 
-import type { Applier } from '../../../lambdas/processor/sdk/index.js';
+import type { AppApplier } from '../../../lambdas/processor/sdk/index.js';
 import { isNewer, isoSeconds, joinKey, obj, str } from '../../../lambdas/processor/sdk/index.js';
+import type { ExampleApp } from '../app-types.js';
 
 export function checkRowKey(account: string, checkId: string): string {
   return joinKey(['onfido', account, 'check', checkId]);
 }
 
-export const onfidoCheck: Applier = {
+export const onfidoCheck: AppApplier<ExampleApp, 'onfido'> = {
   async plan(event, context) {
     const payload = obj(event.payload.payload);
     const check = obj(payload?.object);

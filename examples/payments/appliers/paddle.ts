@@ -5,8 +5,9 @@
  * cancellation or a failure never undoes a completion.
  */
 
-import type { Applier } from '../../../lambdas/processor/sdk/index.js';
+import type { AppApplier } from '../../../lambdas/processor/sdk/index.js';
 import { id, joinKey, obj, planRowWrite, str } from '../../../lambdas/processor/sdk/index.js';
+import type { ExampleApp } from '../app-types.js';
 
 const RANK: Readonly<Record<string, number>> = {
   'transaction.created': 1,
@@ -20,7 +21,7 @@ const RANK: Readonly<Record<string, number>> = {
   'transaction.completed': 9,
 };
 
-export const paddleTransaction: Applier = {
+export const paddleTransaction: AppApplier<ExampleApp, 'paddle'> = {
   async plan(event, context) {
     const transaction = obj(event.payload.data);
     const transactionId = id(transaction?.id);

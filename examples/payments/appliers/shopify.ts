@@ -7,7 +7,7 @@
  * must neither create a row for that shop nor change the row's shop (docs/rules.md, "Tenancy").
  */
 
-import type { Applier } from '../../../lambdas/processor/sdk/index.js';
+import type { AppApplier } from '../../../lambdas/processor/sdk/index.js';
 import {
   composeRank,
   isoSeconds,
@@ -16,6 +16,7 @@ import {
   shopifyResourceId,
   str,
 } from '../../../lambdas/processor/sdk/index.js';
+import type { ExampleApp } from '../app-types.js';
 
 /**
  * Same `updated_at` second: the further-along payment state wins, then the further-along
@@ -51,7 +52,7 @@ export function orderRowKey(orderId: string): string {
   return joinKey(['shopify', 'order', orderId]);
 }
 
-export const shopifyOrder: Applier = {
+export const shopifyOrder: AppApplier<ExampleApp, 'shopify'> = {
   async plan(event, context) {
     const order = event.payload;
     const orderId = shopifyResourceId(order);

@@ -4,7 +4,7 @@
  * by its `version`, which Square raises on every change: a stale notification never wins.
  */
 
-import type { Applier } from '../../../lambdas/processor/sdk/index.js';
+import type { AppApplier } from '../../../lambdas/processor/sdk/index.js';
 import {
   id,
   isoSeconds,
@@ -14,8 +14,9 @@ import {
   planRowWrite,
   str,
 } from '../../../lambdas/processor/sdk/index.js';
+import type { ExampleApp } from '../app-types.js';
 
-export const squarePayment: Applier = {
+export const squarePayment: AppApplier<ExampleApp, 'square'> = {
   async plan(event, context) {
     const payment = obj(obj(obj(event.payload.data)?.object)?.payment);
     const paymentId = id(payment?.id);

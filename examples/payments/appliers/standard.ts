@@ -3,8 +3,9 @@
  * in the Resources table (`standard:<account>:invoice:<id>`), ordered by the payload's `timestamp`.
  */
 
-import type { Applier } from '../../../lambdas/processor/sdk/index.js';
+import type { AppApplier } from '../../../lambdas/processor/sdk/index.js';
 import { id, joinKey, num, obj, planRowWrite, str } from '../../../lambdas/processor/sdk/index.js';
+import type { ExampleApp } from '../app-types.js';
 
 const RANK: Readonly<Record<string, number>> = {
   'invoice.created': 1,
@@ -14,7 +15,7 @@ const RANK: Readonly<Record<string, number>> = {
   'invoice.voided': 5,
 };
 
-export const standardInvoice: Applier = {
+export const standardInvoice: AppApplier<ExampleApp, 'standard'> = {
   async plan(event, context) {
     const invoice = obj(event.payload.data);
     const invoiceId = id(invoice?.id);

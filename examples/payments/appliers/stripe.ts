@@ -4,7 +4,7 @@
  * send the receipt (the irreversible effect, last).
  */
 
-import type { Applier, EventOrder, ProcessingEvent } from '../../../lambdas/processor/sdk/index.js';
+import type { AppApplier, EventOrder, ProcessingEvent } from '../../../lambdas/processor/sdk/index.js';
 import {
   amountRank,
   composeRank,
@@ -15,6 +15,7 @@ import {
   planRowWrite,
   str,
 } from '../../../lambdas/processor/sdk/index.js';
+import type { ExampleApp } from '../app-types.js';
 
 /**
  * Tie-break for two events about one intent in the same second (Stripe's `created` has one-second
@@ -41,7 +42,7 @@ function order(event: ProcessingEvent, rank: number): EventOrder {
   return { at, rank, eventId: event.eventId };
 }
 
-export const stripePaymentIntent: Applier = {
+export const stripePaymentIntent: AppApplier<ExampleApp, 'stripe'> = {
   async plan(event, context) {
     const intent = obj(obj(event.payload.data)?.object);
     const intentId = str(intent?.id);
@@ -129,7 +130,7 @@ export function refundRank(charge: Readonly<Record<string, unknown>>): number {
 }
 
 /** `charge.refunded`: the refunded amount on the intent's row, under its own guard (`refundEvent*`). */
-export const stripeChargeRefunded: Applier = {
+export const stripeChargeRefunded: AppApplier<ExampleApp, 'stripe'> = {
   async plan(event, context) {
     const charge = obj(obj(event.payload.data)?.object);
     const intentId = id(charge?.payment_intent);

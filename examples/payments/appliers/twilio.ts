@@ -6,8 +6,9 @@
  * https://www.twilio.com/docs/messaging/guides/track-outbound-message-status
  */
 
-import type { Applier } from '../../../lambdas/processor/sdk/index.js';
+import type { AppApplier } from '../../../lambdas/processor/sdk/index.js';
 import { id, joinKey, planRowWrite, str } from '../../../lambdas/processor/sdk/index.js';
+import type { ExampleApp } from '../app-types.js';
 
 /** Each status's place in the lifecycle; the final states share one (a message reaches one of them). */
 const STATUS_RANK: Readonly<Record<string, number>> = {
@@ -27,7 +28,7 @@ const STATUS_RANK: Readonly<Record<string, number>> = {
 
 const first = (value: unknown): unknown => (Array.isArray(value) ? value[0] : value);
 
-export const twilioMessage: Applier = {
+export const twilioMessage: AppApplier<ExampleApp, 'twilio'> = {
   async plan(event, context) {
     const sid = id(first(event.payload.MessageSid) ?? first(event.payload.SmsSid));
     const status = str(first(event.payload.MessageStatus) ?? first(event.payload.SmsStatus));
