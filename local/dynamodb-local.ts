@@ -5,11 +5,25 @@
  * 127.0.0.1 and exits when its stdin (held by this process) closes. A Java runtime without
  * `jdk.compiler` falls back to the plain jar, which listens on every interface.
  */
-import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { freePort } from './ports.js';
+
+export const LOCAL_REGION = 'us-east-1';
+/** Emulators accept any credentials; these keep the SDK from looking for real ones. */
+export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+
+/** A DynamoDB Local server this process started. */
+export interface RunningDynamoDbLocal {
+  /** `http://127.0.0.1:<port>`. */
+  readonly endpoint: string;
+  stop(): Promise<void>;
+}
 
 export interface DynamoDbLocalCommand {
   readonly command: string;
@@ -56,8 +70,9 @@ export function dynamoDbLocalCommand(options: {
     '-disableTelemetry',
   ];
   const library = `-Djava.library.path=${join(cwd, 'DynamoDBLocal_lib')}`;
-  if ((options.loopback ?? true) && javaRunsSourceFiles()) {
-    const launcher = fileURLToPath(new URL('./java/DynamoDbLocalOnLoopback.java', import.meta.url));
+  // The launcher ships beside this module (dist/local/java in the package); a build without it runs the jar.
+  const launcher = fileURLToPath(new URL('./java/DynamoDbLocalOnLoopback.java', import.meta.url));
+  if ((options.loopback ?? true) && existsSync(launcher) && javaRunsSourceFiles()) {
     const classPath = [join(cwd, 'DynamoDBLocal.jar'), join(cwd, 'DynamoDBLocal_lib', '*')].join(':');
     return {
       command: 'java',
@@ -71,5 +86,93 @@ export function dynamoDbLocalCommand(options: {
     args: [library, '-jar', join(cwd, 'DynamoDBLocal.jar'), ...serverArgs],
     cwd,
     loopbackOnly: false,
+  };
+}
+
+export interface DynamoDbLocalOptions {
+  readonly port?: number;
+  /** Directory for the database files; in memory when absent. */
+  readonly dataDirectory?: string;
+  /** How long to wait for the server to answer, in ms. */
+  readonly startTimeoutMs?: number;
+}
+
+/**
+ * Starts DynamoDB Local on 127.0.0.1 (./dynamodb-local.ts). It runs detached in its own process
+ * group so that stop() can kill the whole group: killing only the spawned handle was seen to leave
+ * the Java process running. Its stdin stays a pipe from this process: when this process dies, even
+ * by SIGKILL, the pipe closes and the loopback launcher halts the JVM.
+ */
+export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<RunningDynamoDbLocal> {
+  const port = options.port ?? (await freePort());
+  const java = dynamoDbLocalCommand({
+    port,
+    ...(options.dataDirectory ? { dataDirectory: options.dataDirectory } : {}),
+  });
+  const child: ChildProcess = spawn(java.command, java.args, {
+    cwd: java.cwd,
+    detached: true,
+    stdio: 'pipe',
+  });
+  if (!java.loopbackOnly)
+    console.warn('DynamoDB Local listens on all interfaces: this Java has no jdk.compiler (install a JDK)');
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
+  const killGroup = (signal: NodeJS.Signals): void => {
+    if (child.pid === undefined || exited) return;
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // The group is already gone.
+    }
+  };
+  // If this Node process dies without calling stop(), do not leave Java behind.
+  const onExit = (): void => killGroup('SIGKILL');
+  process.once('exit', onExit);
+
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
+  try {
+    for (;;) {
+      if (exited) throw new Error(`DynamoDB Local exited during start-up:\n${output}`);
+      try {
+        await client.send(new ListTablesCommand({}));
+        break;
+      } catch (error) {
+        if (Date.now() > deadline) {
+          throw new Error(`DynamoDB Local did not answer on ${endpoint}: ${String(error)}\n${output}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  } catch (error) {
+    killGroup('SIGKILL');
+    process.removeListener('exit', onExit);
+    throw error;
+  } finally {
+    client.destroy();
+  }
+
+  return {
+    endpoint,
+    async stop() {
+      process.removeListener('exit', onExit);
+      if (exited) return;
+      const gone = once(child, 'exit');
+      killGroup('SIGTERM');
+      const timer = setTimeout(() => killGroup('SIGKILL'), 3_000);
+      await gone;
+      clearTimeout(timer);
+    },
   };
 }

@@ -3,16 +3,13 @@
  * and an SQS emulator (npm `local-aws-sqs`), each on a free loopback port. Used by the test suite's
  * global setup and by the local stack. Not part of any Lambda bundle.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { createSqsServer } from 'local-aws-sqs';
 import S3rver from 's3rver';
-import { dynamoDbLocalCommand } from './dynamodb-local.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from './dynamodb-local.js';
 import { freePort } from './ports.js';
 import {
   honourConditionalWrites,
@@ -22,103 +19,14 @@ import {
 
 // Where they were first defined: the tests and the runner import them from here too.
 export { ephemeralPortRange, freePort, isPortFree } from './ports.js';
-
-export const LOCAL_REGION = 'us-east-1';
-/** Emulators accept any credentials; these keep the SDK from looking for real ones. */
-export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+export { LOCAL_CREDENTIALS, LOCAL_REGION };
 
 export interface RunningEmulator {
   readonly endpoint: string;
   stop(): Promise<void>;
 }
 
-export interface DynamoDbLocalOptions {
-  readonly port?: number;
-  /** Directory for the database files; in memory when absent. */
-  readonly dataDirectory?: string;
-  /** How long to wait for the server to answer, in ms. */
-  readonly startTimeoutMs?: number;
-}
-
-/**
- * Starts DynamoDB Local on 127.0.0.1 (./dynamodb-local.ts). It runs detached in its own process
- * group so that stop() can kill the whole group: killing only the spawned handle was seen to leave
- * the Java process running. Its stdin stays a pipe from this process: when this process dies, even
- * by SIGKILL, the pipe closes and the loopback launcher halts the JVM.
- */
-export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<RunningEmulator> {
-  const port = options.port ?? (await freePort());
-  const java = dynamoDbLocalCommand({
-    port,
-    ...(options.dataDirectory ? { dataDirectory: options.dataDirectory } : {}),
-  });
-  const child: ChildProcess = spawn(java.command, java.args, {
-    cwd: java.cwd,
-    detached: true,
-    stdio: 'pipe',
-  });
-  if (!java.loopbackOnly)
-    console.warn('DynamoDB Local listens on all interfaces: this Java has no jdk.compiler (install a JDK)');
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  let exited = false;
-  child.once('exit', () => {
-    exited = true;
-  });
-  const killGroup = (signal: NodeJS.Signals): void => {
-    if (child.pid === undefined || exited) return;
-    try {
-      process.kill(-child.pid, signal);
-    } catch {
-      // The group is already gone.
-    }
-  };
-  // If this Node process dies without calling stop(), do not leave Java behind.
-  const onExit = (): void => killGroup('SIGKILL');
-  process.once('exit', onExit);
-
-  const endpoint = `http://127.0.0.1:${port}`;
-  const client = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
-  const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
-  try {
-    for (;;) {
-      if (exited) throw new Error(`DynamoDB Local exited during start-up:\n${output}`);
-      try {
-        await client.send(new ListTablesCommand({}));
-        break;
-      } catch (error) {
-        if (Date.now() > deadline) {
-          throw new Error(`DynamoDB Local did not answer on ${endpoint}: ${String(error)}\n${output}`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
-  } catch (error) {
-    killGroup('SIGKILL');
-    process.removeListener('exit', onExit);
-    throw error;
-  } finally {
-    client.destroy();
-  }
-
-  return {
-    endpoint,
-    async stop() {
-      process.removeListener('exit', onExit);
-      if (exited) return;
-      const gone = once(child, 'exit');
-      killGroup('SIGTERM');
-      const timer = setTimeout(() => killGroup('SIGKILL'), 3_000);
-      await gone;
-      clearTimeout(timer);
-    },
-  };
-}
+export { type DynamoDbLocalOptions, startDynamoDbLocal } from './dynamodb-local.js';
 
 export interface SqsEmulatorOptions {
   readonly port?: number;

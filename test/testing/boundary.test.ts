@@ -72,7 +72,7 @@ describe('lambdas/testing', () => {
       })();
       expect(error).toBeInstanceOf(DynamoDbLocalUnavailableError);
       expect((error as Error).message).toMatch(
-        /^startDynamoDbLocal needs Java 17 or later on the PATH \(no java found\)/,
+        /^startDynamoDbLocal: DynamoDB Local needs Java 17 or later and no `java` runs from PATH: install a JDK 17/,
       );
       expect((error as Error).message).not.toContain('\n');
     } finally {
