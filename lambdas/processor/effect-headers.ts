@@ -13,7 +13,7 @@
  * safe for any effect). A 401 or 403 answer forgets the cached value, so a rotated secret is read
  * again on the retry rather than after five minutes.
  */
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ConfigError } from '../shared/settings.js';
 import type { EffectHeaderSource } from './effects.js';
 import { RESERVED_EFFECT_HEADERS } from './effects.js';
@@ -101,6 +101,8 @@ export function secretsManagerReader(client?: SecretsManagerClient): SecretReade
   let sdk = client;
   return {
     async read(secretArn) {
+      // Loaded on the first read: a processor whose adapters read no secret never evaluates the client.
+      const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
       sdk ??= new SecretsManagerClient({
         maxAttempts: 2,
         requestHandler: { connectionTimeout: 1_000, requestTimeout: 2_000, throwOnRequestTimeout: true },
