@@ -332,3 +332,41 @@ describe('the UnhandledEvents alarm', () => {
     r.template.resourcePropertiesCountIs('AWS::CloudWatch::Alarm', { MetricName: 'Unhandled' }, 0);
   });
 });
+
+describe("the construct typed by the app's types", () => {
+  type BillingApp = { tables: 'subscriptions'; adapters: 'crm' | 'mailer' };
+  const stackAndTable = () => {
+    const stack = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Typed');
+    const table = new dynamodb.Table(stack, 'Subscriptions', {
+      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+    });
+    return { stack, table };
+  };
+
+  it("takes exactly the app's tables and only its adapters, as the processor's appliers name them", () => {
+    const { stack, table } = stackAndTable();
+    const webhooks = new IdempotentWebhookReceiver<BillingApp>(stack, 'Webhooks', {
+      tables: { subscriptions: table },
+      effects: { crm: { url: 'https://crm.example.com' } },
+    });
+    expect(Object.keys(webhooks.businessTables)).toEqual(['subscriptions']);
+  });
+
+  it('refuses a misspelt table or adapter name at compile time (tsc fails on an unused @ts-expect-error)', () => {
+    const { stack, table } = stackAndTable();
+    const typo = () =>
+      new IdempotentWebhookReceiver<BillingApp>(stack, 'Typo', {
+        // @ts-expect-error: 'subscription' is not one of the app's tables
+        tables: { subscription: table },
+      });
+    const adapterTypo = () =>
+      new IdempotentWebhookReceiver<BillingApp>(stack, 'AdapterTypo', {
+        tables: { subscriptions: table },
+        // @ts-expect-error: 'crn' is not one of the app's adapters
+        effects: { crn: { url: 'https://crm.example.com' } },
+      });
+    // At run time they are strings: both synthesize, which is why the compiler is the check.
+    expect(typo().businessTables).toHaveProperty('subscription');
+    expect(adapterTypo().businessTables).toHaveProperty('subscriptions');
+  });
+});
