@@ -60,6 +60,31 @@ export const PROVIDER_TABLES: Readonly<Record<string, TableRenderer>> = {
         p.docs.identity.object,
       ]),
     ),
+  reconcile: (providers) =>
+    table(
+      ['provider', 'what its API allows', 'list or state', 'send again or resume', 'kept', 'source'],
+      providers.map((p) => {
+        const r = p.reconcile;
+        if (r.kind === 'none') return [`\`${p.id}\``, 'nothing', r.why, '', '', ''];
+        const sources = r.source
+          .split('; ')
+          .map((url, index) => `[${index + 1}](${url})`)
+          .join(' ');
+        const kept = formatDuration(r.retentionSeconds);
+        if (r.kind === 'list-and-redeliver')
+          return [`\`${p.id}\``, 'list and redeliver', r.list, r.redeliver, kept, sources];
+        if (r.kind === 'list-only')
+          return [
+            `\`${p.id}\``,
+            'list only',
+            `${r.list}${r.setup ? `; ${r.setup}` : ''}`,
+            'no',
+            kept,
+            sources,
+          ];
+        return [`\`${p.id}\``, 'queue state only', r.state, r.resume, kept, sources];
+      }),
+    ),
   'retry-windows': (providers) =>
     table(
       ['provider', 'retry window', 'provider claim TTL'],

@@ -147,6 +147,16 @@ export const asaasProvider = defineProvider({
   extract,
   readPayload,
   dev: { sampleTypes: ['PAYMENT_RECEIVED', 'PAYMENT_CREATED', 'PAYMENT_CONFIRMED'], sample, sign },
+  // After 15 consecutive failures Asaas interrupts the queue; events wait there up to 14 days.
+  reconcile: {
+    kind: 'queue-state',
+    state: "`GET /v3/webhooks`: each webhook's `interrupted`",
+    resume:
+      '`PUT /v3/webhooks/{id}` with `{"interrupted": false}`, only when the operator asks (the queue then sends what it holds, in order)',
+    retentionSeconds: 14 * 86_400,
+    source:
+      'https://docs.asaas.com/docs/how-to-reactivate-an-interrupted-queue; https://docs.asaas.com/docs/webhooks-faq',
+  },
   docs: {
     signature: {
       header: '`asaas-access-token: <token>`',

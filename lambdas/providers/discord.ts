@@ -353,6 +353,10 @@ export const discordProvider = defineProvider({
     sample,
     sign,
   },
+  reconcile: {
+    kind: 'none',
+    why: 'an interaction is answered in the request or not at all: there is nothing to deliver later',
+  },
   docs: {
     signature: {
       header: '`X-Signature-Ed25519: <hex>` with `X-Signature-Timestamp`',

@@ -230,6 +230,16 @@ export const githubProvider = defineProvider({
   readPayload,
   secretScope,
   dev: { sampleTypes: ['push', 'ping'], sizedTypes: ['push'], sample, sign },
+  // GitHub never redelivers by itself; its API lists a hook's deliveries (each with `status` and
+  // `status_code`) and sends one again as a new attempt with the same `X-GitHub-Delivery`.
+  reconcile: {
+    kind: 'list-and-redeliver',
+    list: '`GET /repos/{owner}/{repo}/hooks/{hook_id}/deliveries` (and the org and App hook equivalents), cursor-paged',
+    redeliver: '`POST /repos/{owner}/{repo}/hooks/{hook_id}/deliveries/{delivery_id}/attempts`',
+    retentionSeconds: 3 * 86_400,
+    source:
+      'https://docs.github.com/en/rest/repos/webhooks#list-deliveries-for-a-repository-webhook; https://docs.github.com/en/webhooks/testing-and-troubleshooting-webhooks/redelivering-webhooks',
+  },
   docs: {
     signature: {
       header: '`X-Hub-Signature-256: sha256=…` (legacy SHA-1 header not accepted)',

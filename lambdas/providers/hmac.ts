@@ -393,6 +393,8 @@ export function hmacProvider(input: HmacProviderConfig): Provider<string> {
     extract,
     readPayload,
     dev: { sampleTypes: sampleTypes(config.sample?.types), sample, sign },
+    // Described as data: its sender's API, if it has one, is unknown here.
+    reconcile: { kind: 'none', why: 'a provider by configuration: no API is known for it' },
     docs: {
       signature: {
         header: `\`${signature.header}: ${signature.prefix ?? ''}…\`${signature.separator === undefined ? '' : ` (several, separated by \`${signature.separator}\`)`}`,

@@ -178,6 +178,16 @@ export const paddleProvider = defineProvider({
     sample,
     sign,
   },
+  // A replay is a new notification of the same event: the same `event_id`, which keys the claim.
+  reconcile: {
+    kind: 'list-and-redeliver',
+    list: '`GET /notifications` with `status` (`delivered`, `failed`, `needs_retry`, `not_attempted`), `from` and `to`',
+    redeliver:
+      '`POST /notifications/{notification_id}/replay`, for a `delivered` or `failed` notification of origin `event` (not a replay)',
+    retentionSeconds: 90 * 86_400,
+    source:
+      'https://developer.paddle.com/api-reference/notifications/replay-notification; https://developer.paddle.com/changelog/2023/notification-filter-parameters',
+  },
   docs: {
     signature: {
       header: '`Paddle-Signature: ts=…;h1=…[;h1=…]`',

@@ -210,6 +210,7 @@ export const shopifyProvider = defineProvider({
     sample,
     sign,
   },
+  reconcile: { kind: 'none', why: 'no API lists the deliveries of a webhook subscription' },
   docs: {
     signature: {
       header: '`X-Shopify-Hmac-Sha256: <base64>`',

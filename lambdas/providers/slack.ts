@@ -209,6 +209,7 @@ export const slackProvider = defineProvider({
     sample,
     sign,
   },
+  reconcile: { kind: 'none', why: 'the Events API lists no past deliveries' },
   docs: {
     signature: {
       header: '`X-Slack-Signature: v0=<hex>` with `X-Slack-Request-Timestamp`',

@@ -150,6 +150,15 @@ export const squareProvider = defineProvider({
     sample,
     sign,
   },
+  // Square's own words: the Events API is the recovery path for missed webhook events.
+  reconcile: {
+    kind: 'list-only',
+    list: '`POST /v2/events` (SearchEvents), cursor-paged',
+    retentionSeconds: 28 * 86_400,
+    setup:
+      'events must first be enabled (`PUT /v2/events/enable`); only a personal access token, no OAuth token, may search',
+    source: 'https://developer.squareup.com/docs/events-api/overview',
+  },
   docs: {
     signature: {
       header: '`x-square-hmacsha256-signature: <b64>`',

@@ -255,6 +255,10 @@ export const standardProvider = defineProvider({
   extract,
   readPayload,
   dev: { sampleTypes: ['invoice.paid', 'invoice.created'], sample, sign },
+  reconcile: {
+    kind: 'none',
+    why: "the standard defines no API; a sender's own (Svix's message attempts, say) is not the standard's",
+  },
   docs: {
     signature: {
       header: '`webhook-signature: v1,<b64> [v1a,<b64> …]` (or `svix-signature`)',

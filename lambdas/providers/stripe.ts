@@ -341,6 +341,14 @@ export const stripeProvider = defineProvider({
     sample,
     sign,
   },
+  // `delivery_success=false`: events still pending or that failed every attempt to an endpoint.
+  reconcile: {
+    kind: 'list-only',
+    list: '`GET /v1/events` with `delivery_success=false` and `created[gte]`, paged by `starting_after`',
+    retentionSeconds: 30 * 86_400,
+    setup: 'a restricted key with read access to events',
+    source: 'https://docs.stripe.com/api/events/list',
+  },
   docs: {
     signature: {
       header: '`Stripe-Signature: t=…,v1=…[,v1=…]` (`v0` ignored)',

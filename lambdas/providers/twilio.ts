@@ -315,6 +315,7 @@ export const twilioProvider = defineProvider({
     sample,
     sign,
   },
+  reconcile: { kind: 'none', why: 'status callbacks are not listed anywhere after the fact' },
   docs: {
     signature: {
       header: '`X-Twilio-Signature: <b64>` (and `X-Twilio-Webhooks-Signature-Settings` for a SharedKey)',

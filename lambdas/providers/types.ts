@@ -228,6 +228,42 @@ export interface ProviderDocs {
   readonly retryWindow: { readonly text: string; readonly source: string };
 }
 
+/**
+ * What a provider's API lets a reconcile job do about events it could not deliver (docs/rules.md,
+ * "Reconcile: what each provider's API allows"), each fact with the page it is documented on:
+ * - `list-and-redeliver`: the API lists the deliveries (and whether each failed) and sends one
+ *   again on request, back through the signed path;
+ * - `list-only`: the API lists the events (over TLS, with our API key: authentic), but cannot send
+ *   one again;
+ * - `queue-state`: the API says only whether delivery is paused, and resumes it on request;
+ * - `none`: no API tells which events were not delivered.
+ */
+export type ReconcileCapability =
+  | {
+      readonly kind: 'list-and-redeliver';
+      readonly list: string;
+      readonly redeliver: string;
+      /** How long the provider keeps what the list shows. */
+      readonly retentionSeconds: number;
+      readonly source: string;
+    }
+  | {
+      readonly kind: 'list-only';
+      readonly list: string;
+      readonly retentionSeconds: number;
+      /** What must be done before the list shows anything, and what credential it takes. */
+      readonly setup?: string;
+      readonly source: string;
+    }
+  | {
+      readonly kind: 'queue-state';
+      readonly state: string;
+      readonly resume: string;
+      readonly retentionSeconds: number;
+      readonly source: string;
+    }
+  | { readonly kind: 'none'; readonly why: string };
+
 export interface Provider<Id extends string = ProviderId> {
   readonly id: Id;
   /** Human name for logs and docs. */
@@ -240,6 +276,8 @@ export interface Provider<Id extends string = ProviderId> {
   readonly alarms: ProviderAlarms;
   readonly dev: ProviderDev;
   readonly docs: ProviderDocs;
+  /** What its API lets a reconcile job do about events it could not deliver. */
+  readonly reconcile: ReconcileCapability;
   /**
    * Checks authenticity over the exact raw body bytes. Never throws: any malformed input is a
    * failure result. Compares in constant time after checking lengths; any configured secret may match.

@@ -12,7 +12,7 @@ import { SECRET_ENV_VARS } from '../../lambdas/shared/secrets.js';
 import { acmeProvider } from '../fixtures/providers/acme.js';
 
 function definition<const Id extends string>(id: Id, overrides: Partial<ProviderDefinition<Id>> = {}) {
-  const { verify, extract, readPayload, dev, docs, defaults } = acmeProvider;
+  const { verify, extract, readPayload, dev, docs, reconcile, defaults } = acmeProvider;
   return {
     id,
     name: id,
@@ -24,6 +24,7 @@ function definition<const Id extends string>(id: Id, overrides: Partial<Provider
     readPayload,
     dev,
     docs,
+    reconcile,
     ...overrides,
   };
 }
